@@ -1,0 +1,32 @@
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+import globals from 'globals'
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.tools/**', '.data/**', 'bench-results/**', 'charts/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    // The gateway must run from a plain file: nothing from Kubernetes or the control plane.
+    files: ['gateway/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@kubernetes/*', '@gatehouse/operator', '@gatehouse/crds', '**/operator/**'] }],
+    },
+  },
+  {
+    // The operator reaches the gateway through its snapshot contract only; the embedded runner is
+    // the one composition root that starts both planes in one process.
+    files: ['operator/src/**/*.ts'],
+    ignores: ['operator/src/cli/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['@gatehouse/gateway', '!@gatehouse/gateway/snapshot', '**/gateway/src/**'] }],
+    },
+  },
+)

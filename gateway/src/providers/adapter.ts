@@ -1,0 +1,154 @@
+/**
+ * The provider adapter contract. An adapter is pure: request transform, response transform, a
+ * stream step with explicit state, and an error parser. No I/O, no clock, no randomness, no env, no
+ * logging. Everything variable (ids, timestamps, the requested model) arrives in a context, so
+ * fixture tests are deterministic. Credentials never pass through an adapter: the transport's
+ * signers (`upstream/signers.ts`) apply them according to `auth`.
+ */
+import type {
+  ChatChunk,
+  ChatRequest,
+  ChatResponse,
+  CompletionRequest,
+  CompletionResponse,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  FinishReason,
+  Usage,
+  Warning,
+} from './canonical.ts'
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+export interface UpstreamRequest {
+  method: HttpMethod
+  /** Path and query, appended to the target's base URL (which may carry a path prefix). */
+  path: string
+  headers: Record<string, string>
+  /** A JSON value (the transport serialises it) or raw bytes; absent for GET/DELETE. */
+  body?: unknown
+}
+
+export interface TargetContext {
+  /** The model name the provider knows (after `@slug/` stripping and any override). */
+  upstreamModel: string
+  /** Provider-specific options from the snapshot: api version, deployment, region, project... */
+  options: Readonly<Record<string, string>>
+}
+
+export interface ResponseContext {
+  /** The model the client asked for, echoed where a provider omits it. */
+  requestModel: string
+  /** Id to use where the provider does not supply one. */
+  responseId: string
+  /** Unix seconds to use where the provider does not supply a timestamp. */
+  createdAt: number
+}
+
+/**
+ * One decoded frame of an upstream stream. Framing (SSE, AWS event stream) is decoded once, in
+ * `upstream/framing/`; adapters never see bytes. `data` is the parsed JSON payload; the SSE
+ * terminator `[DONE]` ends the stream and never reaches an adapter.
+ */
+export interface UpstreamEvent {
+  event?: string
+  data: unknown
+}
+
+export interface StreamResult<Chunk> {
+  chunks: Chunk[]
+  usage: Usage
+  finishReason: FinishReason
+}
+
+export interface StreamTransform<State, Chunk> {
+  /** Fresh state for one response. */
+  start(context: ResponseContext): State
+  /** Translate one upstream event. May mutate `state`, nothing else. Throws `ProviderStreamError` on an in-band error event. */
+  step(state: State, event: UpstreamEvent): Chunk[]
+  /** The stream ended: any trailing chunks, and the usage and finish reason accounting needs. */
+  finish(state: State): StreamResult<Chunk>
+}
+
+export type Framing = 'sse' | 'aws-eventstream'
+
+export interface Translated {
+  upstream: UpstreamRequest
+  warnings: Warning[]
+}
+
+export interface JsonOperation<Request, Response> {
+  toUpstream(request: Request, target: TargetContext): Translated
+  fromUpstream(body: unknown, context: ResponseContext): Response
+  usage(response: Response): Usage
+}
+
+export interface StreamingOperation<Request, Response, Chunk> extends JsonOperation<Request, Response> {
+  /** `toUpstream` reads `request.stream` and picks the streaming path or flag itself. */
+  framing: Framing
+  // The state type is private to each adapter; the transport treats it as opaque.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  stream: StreamTransform<any, Chunk>
+}
+
+export type CompletionChunk = CompletionResponse
+
+/** How the transport applies a provider credential. */
+export type AuthScheme =
+  | { type: 'bearer' }
+  | { type: 'header'; name: string }
+  | { type: 'query'; name: string }
+  | { type: 'aws-sigv4'; service: string }
+  | { type: 'google-oauth' }
+  | { type: 'azure' }
+  | { type: 'none' }
+
+export type ErrorFault = 'client' | 'upstream'
+
+/** What the gateway learns from a provider's error answer. */
+export interface ProviderErrorInfo {
+  status: number
+  message: string
+  /** Provider's own error type or code, e.g. `overloaded_error`, `rate_limit_exceeded`. */
+  providerCode: string | null
+  param: string | null
+  fault: ErrorFault
+  retryable: boolean
+  /** From `retry-after-ms` / `retry-after` headers or the body. */
+  retryAfterMs: number | null
+}
+
+/** Thrown by a stream step when the provider sends an error in-band (e.g. Anthropic `event: error`). */
+export class ProviderStreamError extends Error {
+  readonly info: ProviderErrorInfo
+  constructor(info: ProviderErrorInfo) {
+    super(info.message)
+    this.name = 'ProviderStreamError'
+    this.info = info
+  }
+}
+
+/** Thrown by `fromUpstream` when a body does not have the documented shape. */
+export class MalformedResponseError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'MalformedResponseError'
+  }
+}
+
+export interface ProviderAdapter {
+  /** Equals the registry key and, for families, the folder name. */
+  readonly kind: string
+  /** Used when a provider resource sets no base URL. Includes any path prefix, e.g. `https://api.openai.com/v1`. */
+  readonly defaultBaseUrl: string | null
+  readonly auth: AuthScheme
+  readonly chat?: StreamingOperation<ChatRequest, ChatResponse, ChatChunk>
+  readonly completions?: StreamingOperation<CompletionRequest, CompletionResponse, CompletionChunk>
+  readonly embeddings?: JsonOperation<EmbeddingsRequest, EmbeddingsResponse>
+  /**
+   * OpenAI-shaped groups (files, batches, images, audio, fine-tuning, vector stores...) that the
+   * provider serves at the same paths as OpenAI: forwarded with credentials, bodies untouched.
+   */
+  readonly passthrough: boolean
+  parseError(status: number, headers: Readonly<Record<string, string>>, body: unknown): ProviderErrorInfo
+}

@@ -1,0 +1,237 @@
+/**
+ * Canonical shapes. The edge is OpenAI-compatible, so the canonical request and response types ARE
+ * the OpenAI wire types (snake_case, as published): the OpenAI path never reshapes. Types describe
+ * the fields the gateway reads or writes; every request object keeps unknown fields (`[key: string]:
+ * unknown`) because fields the gateway does not know pass through untouched.
+ *
+ * Gateway-internal types (Usage, FinishReason, Warning) are camelCase.
+ */
+
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function'
+
+export interface TextPart { type: 'text'; text: string }
+export interface ImagePart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+export interface InputAudioPart { type: 'input_audio'; input_audio: { data: string; format: string } }
+export interface FilePart { type: 'file'; file: { file_id?: string; file_data?: string; filename?: string } }
+export type ContentPart = TextPart | ImagePart | InputAudioPart | FilePart
+
+export interface ToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+export interface ChatMessage {
+  role: Role
+  content?: string | ContentPart[] | null
+  name?: string
+  tool_calls?: ToolCall[]
+  tool_call_id?: string
+  /** Reasoning text some providers return (DeepSeek, Anthropic thinking mapped by adapters). */
+  reasoning_content?: string
+  [key: string]: unknown
+}
+
+export interface FunctionTool {
+  type: 'function'
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean }
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } }
+
+export interface ChatRequest {
+  model: string
+  messages: ChatMessage[]
+  stream?: boolean | null
+  stream_options?: { include_usage?: boolean } | null
+  max_tokens?: number | null
+  max_completion_tokens?: number | null
+  temperature?: number | null
+  top_p?: number | null
+  n?: number | null
+  stop?: string | string[] | null
+  presence_penalty?: number | null
+  frequency_penalty?: number | null
+  logit_bias?: Record<string, number> | null
+  logprobs?: boolean | null
+  top_logprobs?: number | null
+  seed?: number | null
+  tools?: FunctionTool[]
+  tool_choice?: ToolChoice
+  parallel_tool_calls?: boolean
+  response_format?: { type: 'text' | 'json_object' | 'json_schema'; json_schema?: Record<string, unknown> }
+  user?: string
+  thinking?: { type: 'enabled' | 'disabled'; budget_tokens?: number } | null
+  reasoning_effort?: string
+  [key: string]: unknown
+}
+
+export interface TokenLogprob {
+  token: string
+  logprob: number
+  bytes: number[] | null
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] | null }>
+}
+
+export type OpenAIFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call'
+
+export interface ChatChoice {
+  index: number
+  message: ChatMessage & { role: 'assistant'; content: string | null }
+  finish_reason: OpenAIFinishReason | null
+  logprobs?: { content: TokenLogprob[] | null } | null
+}
+
+export interface OpenAIUsage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number }
+  completion_tokens_details?: {
+    reasoning_tokens?: number
+    audio_tokens?: number
+    accepted_prediction_tokens?: number
+    rejected_prediction_tokens?: number
+  }
+}
+
+export interface ChatResponse {
+  id: string
+  object: 'chat.completion'
+  created: number
+  model: string
+  choices: ChatChoice[]
+  usage?: OpenAIUsage
+  system_fingerprint?: string | null
+  [key: string]: unknown
+}
+
+export interface ChunkToolCallDelta {
+  index: number
+  id?: string
+  type?: 'function'
+  function?: { name?: string; arguments?: string }
+}
+
+export interface ChatChunkChoice {
+  index: number
+  delta: { role?: 'assistant'; content?: string | null; reasoning_content?: string; tool_calls?: ChunkToolCallDelta[]; refusal?: string | null }
+  finish_reason: OpenAIFinishReason | null
+  logprobs?: { content: TokenLogprob[] | null } | null
+}
+
+export interface ChatChunk {
+  id: string
+  object: 'chat.completion.chunk'
+  created: number
+  model: string
+  choices: ChatChunkChoice[]
+  usage?: OpenAIUsage | null
+  system_fingerprint?: string | null
+  [key: string]: unknown
+}
+
+export interface CompletionRequest {
+  model: string
+  prompt?: string | string[] | number[] | number[][]
+  stream?: boolean | null
+  stream_options?: { include_usage?: boolean } | null
+  max_tokens?: number | null
+  n?: number | null
+  best_of?: number | null
+  logprobs?: number | null
+  [key: string]: unknown
+}
+
+export interface CompletionChoice {
+  index: number
+  text: string
+  finish_reason: OpenAIFinishReason | null
+  logprobs: { text_offset: number[]; token_logprobs: number[]; tokens: string[]; top_logprobs: Array<Record<string, number>> } | null
+}
+
+export interface CompletionResponse {
+  id: string
+  object: 'text_completion'
+  created: number
+  model: string
+  choices: CompletionChoice[]
+  usage?: OpenAIUsage
+  system_fingerprint?: string
+  [key: string]: unknown
+}
+
+export interface EmbeddingsRequest {
+  model: string
+  input: string | string[] | number[] | number[][]
+  encoding_format?: 'float' | 'base64'
+  dimensions?: number
+  user?: string
+  [key: string]: unknown
+}
+
+export interface EmbeddingsResponse {
+  object: 'list'
+  data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>
+  model: string
+  usage: { prompt_tokens: number; total_tokens: number }
+}
+
+/** Token accounting in the gateway's own terms. */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  cachedInputTokens?: number
+  cacheWriteInputTokens?: number
+  reasoningTokens?: number
+}
+
+export type UnifiedFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other'
+
+export interface FinishReason {
+  unified: UnifiedFinishReason
+  /** The provider's own word, e.g. Anthropic `end_turn`. */
+  raw?: string
+}
+
+export interface Warning {
+  kind: 'unsupported_parameter' | 'other'
+  parameter?: string
+  detail?: string
+}
+
+export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 })
+
+export function usageFromOpenAI(usage: OpenAIUsage | null | undefined): Usage {
+  if (!usage) return emptyUsage()
+  const result: Usage = { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 }
+  const cached = usage.prompt_tokens_details?.cached_tokens
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens
+  if (cached !== undefined) result.cachedInputTokens = cached
+  if (reasoning !== undefined) result.reasoningTokens = reasoning
+  return result
+}
+
+export function usageToOpenAI(usage: Usage): OpenAIUsage {
+  const result: OpenAIUsage = {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  }
+  if (usage.cachedInputTokens !== undefined) result.prompt_tokens_details = { cached_tokens: usage.cachedInputTokens }
+  if (usage.reasoningTokens !== undefined) result.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens }
+  return result
+}
+
+const unifiedByOpenAI: Record<string, UnifiedFinishReason> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+}
+
+export function finishReasonFromOpenAI(raw: string | null | undefined): FinishReason {
+  if (!raw) return { unified: 'other' }
+  return { unified: unifiedByOpenAI[raw] ?? 'other', raw }
+}

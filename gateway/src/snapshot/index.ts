@@ -1,0 +1,4 @@
+/** The snapshot contract, the only gateway subpath the control plane imports. */
+export * from './schema.ts'
+export * from './validate.ts'
+export * from './keys.ts'

@@ -1,0 +1,88 @@
+/**
+ * The GatewaySnapshot: the one contract between the control plane and the data plane. The
+ * operator (or the embedded control plane, or a plain file) produces it; the gateway validates it
+ * fully before swapping it in. Policy lives here and changes without restarts; boot settings
+ * (ports, URLs) are environment variables.
+ */
+import { z } from 'zod'
+
+export const SNAPSHOT_SCHEMA_VERSION = 1
+
+const id = z.string().min(1).max(255)
+const isoTime = z.iso.datetime({ offset: true })
+
+export const snapshotWorkspace = z.object({
+  id,
+  slug: z.string().min(1).max(255),
+  name: z.string().min(1).max(255),
+  status: z.enum(['active', 'archived']),
+  /** Config applied when a request names none. */
+  defaultConfigId: id.nullable().default(null),
+})
+
+export const snapshotApiKey = z.object({
+  id,
+  /** HMAC-SHA256(pepper, raw key), hex. The raw key never leaves the request that created it. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  type: z.enum(['admin', 'workspace']),
+  subtype: z.enum(['service', 'user']),
+  workspaceId: id.nullable(),
+  userId: id.nullable().default(null),
+  scopes: z.array(z.string()),
+  status: z.enum(['active', 'expired', 'revoked']),
+  /** After this instant the key is refused even before the expiry worker marks it. */
+  expiresAt: isoTime.nullable().default(null),
+  defaultConfigId: id.nullable().default(null),
+})
+
+/** Credentials in memory are plain; the persisted form of a snapshot is encrypted. */
+export const snapshotCredentials = z.record(z.string(), z.string())
+
+export const snapshotProvider = z.object({
+  id,
+  /** The `@slug` clients name; unique per workspace (or organisation-wide when workspaceId is null). */
+  slug: z.string().min(1).max(255),
+  name: z.string().min(1).max(255),
+  /** Adapter kind: `openai`, `anthropic`, a table row such as `groq`, ... */
+  kind: z.string().min(1).max(64),
+  baseUrl: z.url().nullable().default(null),
+  credentials: snapshotCredentials.default({}),
+  /** Provider options (api version, deployment, region, project...). */
+  options: z.record(z.string(), z.string()).default({}),
+  workspaceId: id.nullable().default(null),
+  /** When workspaceId is null: which workspaces may use it. */
+  allowAllWorkspaces: z.boolean().default(true),
+  allowedWorkspaceIds: z.array(id).default([]),
+  status: z.enum(['active', 'disabled']).default('active'),
+  /** Optional model allowlist; empty means any model. */
+  models: z.array(z.string()).default([]),
+})
+
+export const snapshotConfig = z.object({
+  id,
+  slug: z.string().min(1).max(255),
+  workspaceId: id.nullable().default(null),
+  version: z.number().int().min(1).default(1),
+  /** The routing config object; validated by the gateway's config schema at compile time. */
+  config: z.record(z.string(), z.unknown()),
+})
+
+export const gatewaySnapshot = z.object({
+  schemaVersion: z.literal(SNAPSHOT_SCHEMA_VERSION),
+  /** Monotonic; gateways ACK or NACK by generation. */
+  generation: z.number().int().min(0),
+  producedAt: isoTime,
+  producedBy: z.object({ component: z.string(), version: z.string() }),
+  organizationId: id,
+  workspaces: z.array(snapshotWorkspace),
+  apiKeys: z.array(snapshotApiKey),
+  providers: z.array(snapshotProvider),
+  configs: z.array(snapshotConfig).default([]),
+})
+
+export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>
+export type GatewaySnapshotInput = z.input<typeof gatewaySnapshot>
+export type SnapshotWorkspace = z.infer<typeof snapshotWorkspace>
+export type SnapshotApiKey = z.infer<typeof snapshotApiKey>
+export type SnapshotProvider = z.infer<typeof snapshotProvider>
+export type SnapshotConfig = z.infer<typeof snapshotConfig>
