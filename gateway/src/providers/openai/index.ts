@@ -1,0 +1,114 @@
+/**
+ * OpenAI: the canonical wire format, so the transforms are identities plus the few rewrites the
+ * gateway owns (the model name the provider knows). OpenAI-compatible providers reuse this adapter
+ * through `openai-compatible.ts` with their own base URL and quirks.
+ */
+import type { ProviderAdapter, ProviderErrorInfo, StreamTransform, TargetContext, Translated } from '../adapter.ts'
+import { MalformedResponseError } from '../adapter.ts'
+import type {
+  ChatChunk,
+  ChatRequest,
+  ChatResponse,
+  CompletionRequest,
+  CompletionResponse,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  FinishReason,
+  OpenAIUsage,
+  Usage,
+} from '../canonical.ts'
+import { emptyUsage, finishReasonFromOpenAI, usageFromOpenAI } from '../canonical.ts'
+import { errorInfo, fallbackMessage, isRecord } from '../shared/errors.ts'
+
+export function jsonPost(path: string, body: unknown): Translated {
+  return { upstream: { method: 'POST', path, headers: {}, body }, warnings: [] }
+}
+
+function withModel<T extends { model: string }>(request: T, target: TargetContext): T {
+  return request.model === target.upstreamModel ? request : { ...request, model: target.upstreamModel }
+}
+
+function expectObject(body: unknown, object: string): Record<string, unknown> {
+  if (!isRecord(body) || body.object !== object) throw new MalformedResponseError(`expected an object of type ${object}`)
+  return body
+}
+
+interface OpenAIStreamState {
+  usage: Usage
+  finishReason: FinishReason
+}
+
+/**
+ * Chunks pass through untouched; the state only remembers what accounting needs. Both chat and
+ * text-completion chunks carry `choices[].finish_reason` and an optional trailing `usage`.
+ */
+export function openAIStream<Chunk extends { choices: Array<{ finish_reason: string | null }>; usage?: OpenAIUsage | null }>(): StreamTransform<OpenAIStreamState, Chunk> {
+  return {
+    start: () => ({ usage: emptyUsage(), finishReason: { unified: 'other' } }),
+    step(state, event) {
+      const chunk = event.data as Chunk
+      if (!isRecord(chunk)) return []
+      const reason = chunk.choices?.[0]?.finish_reason
+      if (reason) state.finishReason = finishReasonFromOpenAI(reason)
+      if (chunk.usage) state.usage = usageFromOpenAI(chunk.usage)
+      return [chunk]
+    },
+    finish: (state) => ({ chunks: [], usage: state.usage, finishReason: state.finishReason }),
+  }
+}
+
+export function parseOpenAIError(status: number, headers: Readonly<Record<string, string>>, body: unknown): ProviderErrorInfo {
+  const error = isRecord(body) && isRecord(body.error) ? body.error : null
+  if (!error) return errorInfo(status, headers, { message: fallbackMessage(status, body) })
+  return errorInfo(status, headers, {
+    message: typeof error.message === 'string' ? error.message : fallbackMessage(status, body),
+    providerCode: typeof error.code === 'string' ? error.code : typeof error.type === 'string' ? error.type : null,
+    param: typeof error.param === 'string' ? error.param : null,
+  })
+}
+
+export interface OpenAIShapedOptions {
+  kind: string
+  defaultBaseUrl: string | null
+  /** Paths relative to the base URL; some compatible providers mount them elsewhere. */
+  paths?: { chat?: string; completions?: string; embeddings?: string }
+  supports?: { completions?: boolean; embeddings?: boolean; passthrough?: boolean }
+  auth?: ProviderAdapter['auth']
+}
+
+export function openAIShapedAdapter(options: OpenAIShapedOptions): ProviderAdapter {
+  const paths = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', ...options.paths }
+  const supports = { completions: true, embeddings: true, passthrough: true, ...options.supports }
+  return {
+    kind: options.kind,
+    defaultBaseUrl: options.defaultBaseUrl,
+    auth: options.auth ?? { type: 'bearer' },
+    passthrough: supports.passthrough,
+    chat: {
+      framing: 'sse',
+      toUpstream: (request: ChatRequest, target) => jsonPost(paths.chat, withModel(request, target)),
+      fromUpstream: (body) => expectObject(body, 'chat.completion') as unknown as ChatResponse,
+      usage: (response) => usageFromOpenAI(response.usage),
+      stream: openAIStream<ChatChunk>(),
+    },
+    ...(supports.completions && {
+      completions: {
+        framing: 'sse' as const,
+        toUpstream: (request: CompletionRequest, target: TargetContext) => jsonPost(paths.completions, withModel(request, target)),
+        fromUpstream: (body: unknown) => expectObject(body, 'text_completion') as unknown as CompletionResponse,
+        usage: (response: CompletionResponse) => usageFromOpenAI(response.usage),
+        stream: openAIStream<CompletionResponse>(),
+      },
+    }),
+    ...(supports.embeddings && {
+      embeddings: {
+        toUpstream: (request: EmbeddingsRequest, target: TargetContext) => jsonPost(paths.embeddings, withModel(request, target)),
+        fromUpstream: (body: unknown) => expectObject(body, 'list') as unknown as EmbeddingsResponse,
+        usage: (response: EmbeddingsResponse) => ({ inputTokens: response.usage?.prompt_tokens ?? 0, outputTokens: 0 }),
+      },
+    }),
+    parseError: parseOpenAIError,
+  }
+}
+
+export const openai = openAIShapedAdapter({ kind: 'openai', defaultBaseUrl: 'https://api.openai.com/v1' })

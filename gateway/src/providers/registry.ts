@@ -1,0 +1,21 @@
+/**
+ * Every provider kind the gateway can route to. A family is one folder with one line here; an
+ * OpenAI-compatible provider is one row in `openai-compatible.ts`.
+ */
+import type { ProviderAdapter } from './adapter.ts'
+import { openai } from './openai/index.ts'
+import { openAICompatibleAdapters } from './openai-compatible.ts'
+
+const families: Record<string, ProviderAdapter> = {
+  openai,
+}
+
+const adapters: ReadonlyMap<string, ProviderAdapter> = new Map(Object.entries({ ...openAICompatibleAdapters, ...families }))
+
+export function adapterFor(kind: string): ProviderAdapter | undefined {
+  return adapters.get(kind)
+}
+
+export function providerKinds(): string[] {
+  return [...adapters.keys()].sort()
+}
