@@ -1,0 +1,423 @@
+/**
+ * The shared machinery of every provider simulator: a node:http server on loopback, request
+ * recording, a FIFO of scripted faults, latency and stream pacing, and disconnect detection.
+ * A provider module only supplies its routes and how its errors look on the wire.
+ *
+ * Simulators stand in for unreachable providers in every gateway test and in the benchmark, so the
+ * request path stays cheap: no per-request allocation beyond what the answer needs, and nothing is
+ * recorded when `recordLimit` is 0.
+ */
+import { EventEmitter } from 'node:events'
+import { createServer } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface RecordedRequest {
+  method: string
+  /** Path without the query string. */
+  path: string
+  query: Record<string, string>
+  headers: IncomingHttpHeaders
+  /** Parsed JSON when the body is JSON, else the raw bytes (multipart, binary), else undefined. */
+  body: unknown
+  rawBody: Buffer
+}
+
+/**
+ * One scripted misbehaviour, consumed by the first request it matches (FIFO). Fields combine:
+ * `{ firstByteDelayMs: 200, stallAfterChunks: 2 }` is a slow start and then a stall.
+ */
+export interface Fault {
+  /** Only requests for which this returns true consume the fault; absent matches any request. */
+  match?: (request: RecordedRequest) => boolean
+  /** Answer this status instead of the normal answer; the body defaults to the provider's error shape. */
+  status?: number
+  body?: unknown
+  /** Message for the provider-shaped default body. */
+  message?: string
+  headers?: Record<string, string>
+  /** Sets `retry-after` (seconds). */
+  retryAfterS?: number
+  /** Sets `retry-after-ms`. */
+  retryAfterMs?: number
+  /** Destroy the socket (TCP reset) before answering anything. */
+  reset?: boolean
+  /** Extra delay before the response headers, on top of `latencyMs`. */
+  firstByteDelayMs?: number
+  /** Stop sending after this many stream frames but keep the connection open. */
+  stallAfterChunks?: number
+  /** Close the connection after this many stream frames (the response is cut short). */
+  resetAfterChunks?: number
+  /** Send the provider's in-band error event after this many stream frames, then end. `status` picks the error kind. */
+  errorAfterChunks?: number
+}
+
+export interface SimulatorOptions {
+  /** Delay before the response headers of every answer. */
+  latencyMs: number
+  /** Delay between two stream frames. */
+  tokenIntervalMs: number
+  /** How many pieces a generated answer has (stream content chunks; also its token count). */
+  chunks: number
+  /** A fixed answer text instead of the default echo of the last user message. */
+  content?: string
+  /** Prompt tokens reported as served from the provider's prompt cache. */
+  cachedTokens: number
+  /** Reasoning/thinking tokens reported on top of the answer's own tokens. */
+  reasoningTokens: number
+  /** Models the provider knows; when set, other models get the provider's not-found error. */
+  models?: string[]
+  /** Accepted credentials; when absent any non-empty credential is accepted. */
+  apiKeys?: string[]
+  /** Keep at most this many recorded requests (oldest dropped); 0 records nothing. */
+  recordLimit: number
+  /** Fixed port; 0 (the default) picks an ephemeral one. Always bound to 127.0.0.1. */
+  port: number
+}
+
+export const defaultOptions: SimulatorOptions = {
+  latencyMs: 0,
+  tokenIntervalMs: 0,
+  chunks: 16,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  recordLimit: 1000,
+  port: 0,
+}
+
+export interface ErrorAnswer {
+  body: unknown
+  headers?: Record<string, string>
+}
+
+/** What a provider module contributes to a simulator. */
+export interface ProviderDefinition {
+  name: string
+  /** Appended to the server URL to form `baseUrl`, e.g. `/v1`; empty when paths are absolute. */
+  basePath: string
+  /** The provider's error body (and headers) for a status. */
+  errorAnswer(status: number, message?: string): ErrorAnswer
+  /** The provider's in-band stream error frame for a status (Anthropic `event: error`, ...). */
+  streamErrorFrame(status: number, message?: string): StreamFrame
+  /** Answer one request (auth, routing, generation). Faults were already applied. */
+  handle(exchange: Exchange): void | Promise<void>
+}
+
+export type StreamFrame = string | Uint8Array
+
+export interface StreamResponse {
+  contentType: string
+  headers?: Record<string, string>
+  frames: Iterable<StreamFrame>
+}
+
+/** One request/response as a provider module sees it. */
+export class Exchange {
+  readonly request: RecordedRequest
+  readonly options: SimulatorOptions
+  readonly fault: Fault | undefined
+  /** Sequence number of this request on its simulator, for deterministic ids. */
+  readonly sequence: number
+  readonly #res: ServerResponse
+  readonly #provider: ProviderDefinition
+  readonly #state: ResponseState
+
+  constructor(
+    request: RecordedRequest,
+    options: SimulatorOptions,
+    fault: Fault | undefined,
+    sequence: number,
+    res: ServerResponse,
+    provider: ProviderDefinition,
+    state: ResponseState,
+  ) {
+    this.request = request
+    this.options = options
+    this.fault = fault
+    this.sequence = sequence
+    this.#res = res
+    this.#provider = provider
+    this.#state = state
+  }
+
+  json(status: number, body: unknown, headers?: Record<string, string>): void {
+    this.raw(status, 'application/json', JSON.stringify(body), headers)
+  }
+
+  raw(status: number, contentType: string, payload: string | Uint8Array, headers?: Record<string, string>): void {
+    if (this.#state.closed) return
+    const res = this.#res
+    res.statusCode = status
+    res.setHeader('content-type', contentType)
+    res.setHeader('content-length', typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength)
+    if (headers) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+    res.end(payload)
+  }
+
+  /** Answer the provider's error shape for `status`. */
+  error(status: number, message?: string, headers?: Record<string, string>): void {
+    const answer = this.#provider.errorAnswer(status, message)
+    this.json(status, answer.body, { ...answer.headers, ...headers })
+  }
+
+  /** Same as `error` but with a body the provider module built itself. */
+  errorBody(status: number, body: unknown, headers?: Record<string, string>): void {
+    this.json(status, body, headers)
+  }
+
+  /**
+   * Stream frames with `tokenIntervalMs` between them, honouring the stall, reset and in-band error
+   * faults. Resolves when the stream ended, stalled, or the client went away.
+   */
+  async stream(response: StreamResponse): Promise<void> {
+    const res = this.#res
+    const state = this.#state
+    if (state.closed) return
+    res.statusCode = 200
+    res.setHeader('content-type', response.contentType)
+    res.setHeader('cache-control', 'no-cache')
+    if (response.headers) for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value)
+    res.flushHeaders()
+    const fault = this.fault
+    const interval = this.options.tokenIntervalMs
+    let sent = 0
+    for (const frame of response.frames) {
+      if (state.closed) return
+      if (fault?.stallAfterChunks !== undefined && sent >= fault.stallAfterChunks) return
+      if (fault?.resetAfterChunks !== undefined && sent >= fault.resetAfterChunks) return cutConnection(res, state)
+      if (fault?.errorAfterChunks !== undefined && sent >= fault.errorAfterChunks) {
+        res.end(this.#provider.streamErrorFrame(fault.status ?? 500, fault.message))
+        return
+      }
+      if (sent > 0 && interval > 0) await sleep(interval)
+      if (state.closed) return
+      if (!res.write(frame)) await drained(res, state)
+      sent++
+    }
+    if (state.closed) return
+    if (fault?.stallAfterChunks !== undefined) return
+    if (fault?.resetAfterChunks !== undefined) return cutConnection(res, state)
+    if (fault?.errorAfterChunks !== undefined) {
+      res.end(this.#provider.streamErrorFrame(fault.status ?? 500, fault.message))
+      return
+    }
+    res.end()
+  }
+}
+
+interface ResponseState {
+  /** The response is over from our side: finished, or the connection is gone. */
+  closed: boolean
+  /** We destroyed the connection ourselves (a scripted reset), so its close is not the client's. */
+  closedBySimulator: boolean
+}
+
+export interface Simulator {
+  readonly name: string
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  /** `url` plus the provider's base path, what an SDK takes as its base URL. */
+  readonly baseUrl: string
+  readonly requests: RecordedRequest[]
+  /** Mutable: tests may change options between requests. */
+  readonly options: SimulatorOptions
+  /** Emits `request` (RecordedRequest) and `closedEarly` (RecordedRequest). */
+  readonly events: EventEmitter
+  /** How many responses the client abandoned before the simulator finished them. */
+  readonly closedEarly: number
+  /** Queue faults, consumed one per matching request, in order. */
+  script(...faults: Fault[]): void
+  /** Faults still queued. */
+  readonly pendingFaults: number
+  /** Resolves once `count` responses in total were abandoned by the client. */
+  waitForClosedEarly(count?: number, timeoutMs?: number): Promise<void>
+  /** Forget recorded requests, queued faults and the disconnect count. */
+  reset(): void
+  close(): Promise<void>
+}
+
+export async function startSimulator(provider: ProviderDefinition, overrides: Partial<SimulatorOptions> = {}): Promise<Simulator> {
+  const options: SimulatorOptions = { ...defaultOptions, ...overrides }
+  const requests: RecordedRequest[] = []
+  const faults: Fault[] = []
+  const events = new EventEmitter()
+  let closedEarly = 0
+  let sequence = 0
+
+  const takeFault = (request: RecordedRequest): Fault | undefined => {
+    const index = faults.findIndex((fault) => !fault.match || fault.match(request))
+    if (index < 0) return undefined
+    return faults.splice(index, 1)[0]
+  }
+
+  const record = (request: RecordedRequest): void => {
+    if (options.recordLimit <= 0) return
+    requests.push(request)
+    if (requests.length > options.recordLimit) requests.splice(0, requests.length - options.recordLimit)
+  }
+
+  const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const state: ResponseState = { closed: false, closedBySimulator: false }
+    const request = await readRequest(req)
+    res.on('close', () => {
+      const abandoned = !res.writableFinished && !state.closedBySimulator
+      state.closed = true
+      if (abandoned) {
+        closedEarly++
+        events.emit('closedEarly', request)
+      }
+    })
+    record(request)
+    events.emit('request', request)
+    const fault = takeFault(request)
+    if (fault?.reset) {
+      resetConnection(res, state)
+      return
+    }
+    const delayMs = options.latencyMs + (fault?.firstByteDelayMs ?? 0)
+    if (delayMs > 0) await sleep(delayMs)
+    if (state.closed) return
+    const exchange = new Exchange(request, options, fault, ++sequence, res, provider, state)
+    const isStreamFault = fault?.errorAfterChunks !== undefined
+    if (fault?.status !== undefined && !isStreamFault) {
+      const headers: Record<string, string> = {}
+      if (fault.retryAfterS !== undefined) headers['retry-after'] = String(fault.retryAfterS)
+      if (fault.retryAfterMs !== undefined) headers['retry-after-ms'] = String(fault.retryAfterMs)
+      Object.assign(headers, fault.headers)
+      if (fault.body !== undefined) exchange.errorBody(fault.status, fault.body, headers)
+      else exchange.error(fault.status, fault.message, headers)
+      return
+    }
+    await provider.handle(exchange)
+  }
+
+  const server: Server = createServer((req, res) => {
+    onRequest(req, res).catch((error: unknown) => {
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      res.statusCode = 500
+      res.setHeader('content-type', 'text/plain')
+      res.end(`simulator failure: ${error instanceof Error ? error.message : String(error)}`)
+    })
+  })
+  // Benchmarks reuse connections; do not let the server drop idle ones between bursts.
+  server.keepAliveTimeout = 65_000
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, '127.0.0.1', () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  const url = `http://127.0.0.1:${port}`
+
+  return {
+    name: provider.name,
+    url,
+    baseUrl: url + provider.basePath,
+    requests,
+    options,
+    events,
+    get closedEarly() {
+      return closedEarly
+    },
+    script(...added: Fault[]) {
+      faults.push(...added)
+    },
+    get pendingFaults() {
+      return faults.length
+    },
+    waitForClosedEarly(count = 1, timeoutMs = 5000) {
+      return new Promise<void>((resolve, reject) => {
+        if (closedEarly >= count) return resolve()
+        const timer = setTimeout(() => {
+          events.off('closedEarly', check)
+          reject(new Error(`${provider.name} simulator: ${closedEarly}/${count} early closes after ${timeoutMs} ms`))
+        }, timeoutMs)
+        const check = (): void => {
+          if (closedEarly < count) return
+          clearTimeout(timer)
+          events.off('closedEarly', check)
+          resolve()
+        }
+        events.on('closedEarly', check)
+      })
+    },
+    reset() {
+      requests.length = 0
+      faults.length = 0
+      closedEarly = 0
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+    },
+  }
+}
+
+async function readRequest(req: IncomingMessage): Promise<RecordedRequest> {
+  const parts: Buffer[] = []
+  for await (const part of req) parts.push(part as Buffer)
+  const rawBody = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+  const target = req.url ?? '/'
+  const queryStart = target.indexOf('?')
+  const path = queryStart < 0 ? target : target.slice(0, queryStart)
+  const query = queryStart < 0 ? {} : Object.fromEntries(new URLSearchParams(target.slice(queryStart + 1)))
+  return { method: req.method ?? 'GET', path, query, headers: req.headers, body: parseBody(req.headers, rawBody), rawBody }
+}
+
+function parseBody(headers: IncomingHttpHeaders, rawBody: Buffer): unknown {
+  if (rawBody.length === 0) return undefined
+  const contentType = headers['content-type'] ?? ''
+  // SDKs and the gateway send JSON; a body without a content type is tried as JSON too.
+  if (contentType === '' || contentType.includes('json')) {
+    try {
+      return JSON.parse(rawBody.toString('utf8'))
+    } catch {
+      return rawBody
+    }
+  }
+  return rawBody
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+function drained(res: ServerResponse, state: ResponseState): Promise<void> {
+  return new Promise((resolve) => {
+    if (state.closed) return resolve()
+    const done = (): void => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.once('drain', done)
+    res.once('close', done)
+  })
+}
+
+/** A TCP reset before any byte of the answer: the client sees ECONNRESET. */
+function resetConnection(res: ServerResponse, state: ResponseState): void {
+  state.closedBySimulator = true
+  state.closed = true
+  const socket = res.socket
+  if (!socket) return
+  if (typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy()
+  else socket.destroy()
+}
+
+/**
+ * Ends the connection mid-response once what was written reached the socket. A graceful close
+ * (not a reset) so the client reliably receives the frames sent before the cut.
+ */
+function cutConnection(res: ServerResponse, state: ResponseState): void {
+  state.closedBySimulator = true
+  state.closed = true
+  const socket = res.socket
+  if (!socket) return
+  socket.write('', () => socket.destroy())
+}

@@ -1,0 +1,10 @@
+/** Every provider simulator by name: what the CLI and the benchmark start. */
+import type { ProviderDefinition } from './base.ts'
+import { openaiProvider } from './openai.ts'
+
+export const providers: Readonly<Record<string, ProviderDefinition>> = {
+  openai: openaiProvider,
+}
+
+export { startSimulator } from './base.ts'
+export type { Fault, RecordedRequest, Simulator, SimulatorOptions } from './base.ts'
