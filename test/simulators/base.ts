@@ -63,6 +63,8 @@ export interface SimulatorOptions {
   content?: string
   /** Prompt tokens reported as served from the provider's prompt cache. */
   cachedTokens: number
+  /** Prompt tokens reported as written to the provider's prompt cache (Anthropic, Bedrock). */
+  cacheWriteTokens: number
   /** Reasoning/thinking tokens reported on top of the answer's own tokens. */
   reasoningTokens: number
   /** Models the provider knows; when set, other models get the provider's not-found error. */
@@ -80,6 +82,7 @@ export const defaultOptions: SimulatorOptions = {
   tokenIntervalMs: 0,
   chunks: 16,
   cachedTokens: 0,
+  cacheWriteTokens: 0,
   reasoningTokens: 0,
   recordLimit: 1000,
   port: 0,

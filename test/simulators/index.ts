@@ -1,9 +1,11 @@
 /** Every provider simulator by name: what the CLI and the benchmark start. */
 import type { ProviderDefinition } from './base.ts'
+import { anthropicProvider } from './anthropic.ts'
 import { openaiProvider } from './openai.ts'
 
 export const providers: Readonly<Record<string, ProviderDefinition>> = {
   openai: openaiProvider,
+  anthropic: anthropicProvider,
 }
 
 export { startSimulator } from './base.ts'

@@ -1,0 +1,178 @@
+import Anthropic from '@anthropic-ai/sdk'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Simulator } from './base.ts'
+import { startAnthropicSimulator } from './anthropic.ts'
+
+let sim: Simulator
+let client: Anthropic
+
+beforeAll(async () => {
+  sim = await startAnthropicSimulator({ chunks: 4 })
+  client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: sim.baseUrl, maxRetries: 0 })
+})
+
+afterEach(() => {
+  sim.reset()
+})
+
+afterAll(async () => {
+  await sim.close()
+})
+
+const weatherTool = {
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  input_schema: { type: 'object' as const, properties: { location: { type: 'string' } }, required: ['location'] },
+}
+
+interface RawEvent {
+  event: string
+  data: { type: string; [key: string]: unknown }
+}
+
+async function rawStream(body: unknown): Promise<RawEvent[]> {
+  const response = await fetch(`${sim.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  expect(response.headers.get('content-type')).toContain('text/event-stream')
+  const text = await response.text()
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const [eventLine, dataLine] = block.split('\n')
+      return { event: eventLine!.slice('event: '.length), data: JSON.parse(dataLine!.slice('data: '.length)) as RawEvent['data'] }
+    })
+}
+
+describe('Anthropic simulator, official SDK', () => {
+  it('answers a message with cache usage and records the credential', async () => {
+    sim.options.cachedTokens = 7
+    sim.options.cacheWriteTokens = 3
+    try {
+      const message = await client.messages.create({ model: 'claude-sim-1', max_tokens: 100, messages: [{ role: 'user', content: 'hello claude' }] })
+      expect(message.type).toBe('message')
+      expect(message.content).toEqual([{ type: 'text', text: 'Echo: hello claude alpha bravo charlie' }])
+      expect(message.stop_reason).toBe('end_turn')
+      expect(message.usage).toMatchObject({ output_tokens: 4, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 })
+      // SDK 1.x sends the key as a bearer token; older clients send x-api-key.
+      expect(sim.requests[0]?.headers.authorization ?? sim.requests[0]?.headers['x-api-key']).toContain('sk-ant-test')
+      expect(sim.requests[0]?.headers['anthropic-version']).toBeTypeOf('string')
+    } finally {
+      sim.options.cachedTokens = 0
+      sim.options.cacheWriteTokens = 0
+    }
+  })
+
+  it('stops at max_tokens and at a stop sequence', async () => {
+    const short = await client.messages.create({ model: 'claude-sim-1', max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] })
+    expect(short.stop_reason).toBe('max_tokens')
+    const stopped = await client.messages.create({ model: 'claude-sim-1', max_tokens: 100, stop_sequences: ['bravo'], messages: [{ role: 'user', content: 'hi' }] })
+    expect(stopped.stop_reason).toBe('stop_sequence')
+    expect(stopped.stop_sequence).toBe('bravo')
+    expect(stopped.content).toEqual([{ type: 'text', text: 'Echo: hi alpha ' }])
+  })
+
+  it('streams text that the SDK reassembles into the same message', async () => {
+    const stream = client.messages.stream({ model: 'claude-sim-1', max_tokens: 100, messages: [{ role: 'user', content: 'stream it' }] })
+    const final = await stream.finalMessage()
+    expect(final.content).toEqual([{ type: 'text', text: 'Echo: stream it alpha bravo charlie' }])
+    expect(final.usage.output_tokens).toBe(4)
+    expect(final.stop_reason).toBe('end_turn')
+  })
+
+  it('streams thinking with a signature, then tool_use with input_json_delta', async () => {
+    const stream = client.messages.stream({
+      model: 'claude-sim-1',
+      max_tokens: 2000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      tools: [weatherTool],
+      messages: [{ role: 'user', content: 'What is the weather in Oslo?' }],
+    })
+    const final = await stream.finalMessage()
+    expect(final.stop_reason).toBe('tool_use')
+    expect(final.content.map((block) => block.type)).toEqual(['thinking', 'text', 'tool_use'])
+    const thinking = final.content[0]
+    expect(thinking?.type === 'thinking' && thinking.signature).toMatch(/^sig_sim/)
+    const toolUse = final.content[2]
+    expect(toolUse?.type === 'tool_use' && toolUse.input).toEqual({ location: 'Oslo' })
+  })
+
+  it('emits the documented event sequence, with ping', async () => {
+    const events = await rawStream({ model: 'claude-sim-1', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] })
+    expect(events.map((event) => event.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'ping',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    expect(events.every((event) => event.event === event.data.type)).toBe(true)
+    expect(events.at(-2)?.data).toMatchObject({ delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 4 } })
+  })
+
+  it('forced tool_choice skips the preamble text', async () => {
+    const message = await client.messages.create({
+      model: 'claude-sim-1',
+      max_tokens: 100,
+      tools: [weatherTool],
+      tool_choice: { type: 'tool', name: 'get_weather' },
+      messages: [{ role: 'user', content: 'anything' }],
+    })
+    expect(message.content.map((block) => block.type)).toEqual(['tool_use'])
+  })
+
+  it('counts tokens', async () => {
+    const counted = await client.messages.countTokens({ model: 'claude-sim-1', messages: [{ role: 'user', content: 'x'.repeat(40) }] })
+    expect(counted.input_tokens).toBe(11)
+  })
+
+  it('requires an API key and anthropic-version', async () => {
+    const noKey = await fetch(`${sim.url}/v1/messages`, { method: 'POST', headers: { 'anthropic-version': '2023-06-01' }, body: '{}' })
+    expect(noKey.status).toBe(401)
+    expect(await noKey.json()).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } })
+    const noVersion = await fetch(`${sim.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'k' }, body: '{}' })
+    expect(noVersion.status).toBe(400)
+    const noMaxTokens = await client.messages.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] } as unknown as Anthropic.MessageCreateParamsNonStreaming).catch((caught: unknown) => caught)
+    expect(noMaxTokens).toBeInstanceOf(Anthropic.BadRequestError)
+  })
+
+  it('plays scripted 529 overloaded and 429 with retry-after', async () => {
+    sim.script({ status: 529 }, { status: 429, retryAfterS: 3 })
+    const overloaded = await client.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((caught: unknown) => caught)
+    expect(overloaded).toBeInstanceOf(Anthropic.InternalServerError)
+    expect((overloaded as InstanceType<typeof Anthropic.APIError>).status).toBe(529)
+    expect((overloaded as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } })
+    const limited = await client.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((caught: unknown) => caught)
+    expect(limited).toBeInstanceOf(Anthropic.RateLimitError)
+    expect((limited as InstanceType<typeof Anthropic.RateLimitError>).headers?.get('retry-after')).toBe('3')
+  })
+
+  it('sends an in-stream error event', async () => {
+    sim.script({ errorAfterChunks: 3, status: 529 })
+    const events = await rawStream({ model: 'm', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] })
+    expect(events.map((event) => event.event)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'error'])
+    expect(events[3]?.data).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })
+
+    sim.script({ errorAfterChunks: 2, status: 529 })
+    const failure = await client.messages.stream({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).finalMessage().catch((caught: unknown) => caught)
+    expect(failure).toBeInstanceOf(Anthropic.APIError)
+  })
+
+  it('sees a stalled stream abandoned by the client', async () => {
+    sim.script({ stallAfterChunks: 2 })
+    const controller = new AbortController()
+    const stream = await client.messages.create({ model: 'm', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] }, { signal: controller.signal })
+    const iterator = stream[Symbol.asyncIterator]()
+    await iterator.next()
+    controller.abort()
+    await sim.waitForClosedEarly(1, 2000)
+  })
+})

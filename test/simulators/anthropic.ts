@@ -1,0 +1,110 @@
+/**
+ * Anthropic API simulator (https://api.anthropic.com): Messages (JSON and SSE stream), token
+ * counting and models, with `x-api-key` + `anthropic-version` required as the real API does.
+ */
+import { startSimulator } from './base.ts'
+import type { Exchange, ProviderDefinition, Simulator, SimulatorOptions } from './base.ts'
+import { anthropicErrorAnswer, anthropicErrorBody, countTokens, messageEvents, messageJson, planMessage, sseFrame, validateMessages } from './anthropic-wire.ts'
+import { bearerToken, isAccepted } from './content.ts'
+import { dispatch, jsonObject } from './router.ts'
+import type { Route } from './router.ts'
+
+function requestIdHeaders(exchange: Exchange): Record<string, string> {
+  return { 'request-id': `req_sim${String(exchange.sequence).padStart(8, '0')}` }
+}
+
+function checkAuth(exchange: Exchange): boolean {
+  const headers = exchange.request.headers
+  const apiKey = typeof headers['x-api-key'] === 'string' ? headers['x-api-key'] : null
+  // OAuth callers (the SDK's `authToken`) send a bearer token instead of an API key.
+  const credential = apiKey ?? bearerToken(headers.authorization)
+  if (!credential) {
+    exchange.errorBody(401, anthropicErrorBody(401, 'x-api-key header is required'), requestIdHeaders(exchange))
+    return false
+  }
+  if (!isAccepted(credential, exchange.options)) {
+    exchange.errorBody(401, anthropicErrorBody(401, 'invalid x-api-key'), requestIdHeaders(exchange))
+    return false
+  }
+  if (typeof headers['anthropic-version'] !== 'string') {
+    exchange.errorBody(400, anthropicErrorBody(400, 'anthropic-version: header is required'), requestIdHeaders(exchange))
+    return false
+  }
+  return true
+}
+
+function modelAllowed(exchange: Exchange, model: string): boolean {
+  const known = exchange.options.models
+  if (!known || known.includes(model)) return true
+  exchange.errorBody(404, anthropicErrorBody(404, `model: ${model}`), requestIdHeaders(exchange))
+  return false
+}
+
+/**
+ * Answers a Messages request whose model is already known (from the body or the path): JSON, or
+ * SSE when `stream` is true. Shared with the Vertex AI simulator's `rawPredict`.
+ */
+export async function answerMessages(exchange: Exchange, model: string, modelInPath: boolean, headers: Record<string, string>): Promise<void> {
+  const body = jsonObject(exchange.request.body)
+  if (!body) return exchange.errorBody(400, anthropicErrorBody(400, 'There was an issue with the request body: invalid JSON'), headers)
+  const rejection = validateMessages(body, { modelInPath })
+  if (rejection) return exchange.errorBody(rejection.status, anthropicErrorBody(rejection.status, rejection.message), headers)
+  if (!modelAllowed(exchange, model)) return
+  const plan = planMessage(body, model, exchange.options, exchange.sequence)
+  if (body.stream === true) {
+    await exchange.stream({ contentType: 'text/event-stream; charset=utf-8', headers, frames: mapFrames(messageEvents(plan)) })
+    return
+  }
+  exchange.json(200, messageJson(plan), headers)
+}
+
+function* mapFrames(events: Iterable<Parameters<typeof sseFrame>[0]>): Generator<string> {
+  for (const event of events) yield sseFrame(event)
+}
+
+const knownModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-3-5-haiku-latest']
+
+const routes: Route[] = [
+  {
+    method: 'POST',
+    pattern: /^\/v1\/messages$/,
+    handle: (exchange) => {
+      const model = jsonObject(exchange.request.body)?.model
+      return answerMessages(exchange, typeof model === 'string' ? model : '', false, requestIdHeaders(exchange))
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/v1\/messages\/count_tokens$/,
+    handle: (exchange) => {
+      const body = jsonObject(exchange.request.body)
+      if (!body || !Array.isArray(body.messages)) return exchange.errorBody(400, anthropicErrorBody(400, 'messages: Field required'))
+      exchange.json(200, countTokens(body), requestIdHeaders(exchange))
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v1\/models$/,
+    handle: (exchange) => {
+      const ids = exchange.options.models ?? knownModels
+      const data = ids.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-02-19T00:00:00Z' }))
+      exchange.json(200, { data, has_more: false, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null })
+    },
+  },
+]
+
+export const anthropicProvider: ProviderDefinition = {
+  name: 'anthropic',
+  basePath: '',
+  errorAnswer: anthropicErrorAnswer,
+  streamErrorFrame: (status, message) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(status, message))}\n\n`,
+  async handle(exchange) {
+    if (!checkAuth(exchange)) return
+    if (await dispatch(exchange, routes)) return
+    exchange.errorBody(404, anthropicErrorBody(404, `Not found: ${exchange.request.path}`))
+  },
+}
+
+export function startAnthropicSimulator(options: Partial<SimulatorOptions> = {}): Promise<Simulator> {
+  return startSimulator(anthropicProvider, options)
+}
