@@ -4,7 +4,9 @@
  * which carry the same bodies under different paths, auth and (for Bedrock) stream framing.
  */
 import type { ErrorAnswer, SimulatorOptions } from './base.ts'
-import { applyStop, asStopList, estimateTokens, generateAnswer, splitArguments, textOf, toolArguments, wantsTool } from './content.ts'
+import { asStopList, splitArguments, textOf } from './content.ts'
+import { planReply, sequenceId } from './reply.ts'
+import type { Reply, ReplyBlock, ReplyFinish, ToolMode } from './reply.ts'
 
 const errorTypes: Record<number, string> = {
   400: 'invalid_request_error',
@@ -62,17 +64,11 @@ export function validateMessages(body: Record<string, unknown>, where: { modelIn
   return null
 }
 
-type Block =
-  | { type: 'thinking'; pieces: string[]; signature: string }
-  | { type: 'text'; pieces: string[] }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-
 export interface MessagePlan {
   id: string
   model: string
-  blocks: Block[]
+  reply: Reply
   stopReason: 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence'
-  stopSequence: string | null
   usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number }
 }
 
@@ -84,7 +80,6 @@ interface MessageIn {
 interface ToolIn {
   name?: unknown
   input_schema?: unknown
-  type?: unknown
 }
 
 function lastUserText(messages: MessageIn[]): string {
@@ -103,82 +98,57 @@ function endsWithToolResult(messages: MessageIn[]): boolean {
   return Array.isArray(content) && content.some((block) => (block as { type?: unknown })?.type === 'tool_result')
 }
 
-/** The tool Claude would call: forced by `tool_choice` (`any`/`tool`), or the prompt asks about the weather. */
-function pickTool(body: Record<string, unknown>, messages: MessageIn[], prompt: string): { tool: ToolIn; forced: boolean } | null {
-  const tools = Array.isArray(body.tools) ? (body.tools as ToolIn[]).filter((tool) => typeof tool?.name === 'string' && tool.input_schema !== undefined) : []
-  if (tools.length === 0) return null
-  const choice = (body.tool_choice ?? { type: 'auto' }) as { type?: unknown; name?: unknown }
-  if (choice.type === 'none') return null
-  if (choice.type === 'tool') {
-    const tool = tools.find((candidate) => candidate.name === choice.name)
-    return tool ? { tool, forced: true } : null
-  }
-  const byWeather = tools.find((candidate) => /weather/i.test(String(candidate.name))) ?? tools[0]!
-  if (choice.type === 'any') return { tool: byWeather, forced: true }
-  if (endsWithToolResult(messages) || !wantsTool(prompt)) return null
-  return { tool: byWeather, forced: false }
+function toolMode(choice: unknown): ToolMode {
+  const { type, name } = (choice ?? { type: 'auto' }) as { type?: unknown; name?: unknown }
+  if (type === 'none') return 'none'
+  if (type === 'any') return 'required'
+  if (type === 'tool' && typeof name === 'string') return { name }
+  return 'auto'
 }
 
-function pad(sequence: number): string {
-  return String(sequence).padStart(8, '0')
+const stopReasons: Record<ReplyFinish, MessagePlan['stopReason']> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  stop_sequence: 'stop_sequence',
 }
 
 /** Everything the answer to a Messages request will contain, before it is rendered. */
 export function planMessage(body: Record<string, unknown>, model: string, options: SimulatorOptions, sequence: number): MessagePlan {
   const messages = body.messages as MessageIn[]
-  const prompt = lastUserText(messages)
   let promptCharacters = textOf(body.system).length
   for (const message of messages) promptCharacters += textOf(message.content).length + 4
-  const maxTokens = body.max_tokens as number
-  const blocks: Block[] = []
-  let outputTokens = 0
-
-  const thinking = body.thinking as { type?: unknown } | undefined
-  if (thinking?.type === 'enabled') {
-    const pieces = ['Considering', ' the', ' request:', ` ${prompt.slice(0, 32)}`]
-    blocks.push({ type: 'thinking', pieces, signature: `sig_sim${pad(sequence)}` })
-    outputTokens += pieces.length
-  }
-
-  let stopReason: MessagePlan['stopReason'] = 'end_turn'
-  let stopSequence: string | null = null
-  const picked = pickTool(body, messages, prompt)
-  if (picked) {
-    const name = String(picked.tool.name)
-    if (!picked.forced) {
-      blocks.push({ type: 'text', pieces: [`I'll call ${name}.`] })
-      outputTokens += 1
-    }
-    const input = toolArguments(picked.tool.input_schema, prompt)
-    blocks.push({ type: 'tool_use', id: `toolu_sim${pad(sequence)}`, name, input })
-    outputTokens += estimateTokens(name + JSON.stringify(input))
-    stopReason = 'tool_use'
-  } else {
-    const stopped = applyStop(generateAnswer(prompt, options, maxTokens), asStopList(body.stop_sequences))
-    blocks.push({ type: 'text', pieces: stopped.answer.pieces })
-    outputTokens += stopped.answer.pieces.length
-    if (stopped.stopSequence !== null) {
-      stopReason = 'stop_sequence'
-      stopSequence = stopped.stopSequence
-    } else if (stopped.answer.truncated) stopReason = 'max_tokens'
-  }
-
+  const tools = Array.isArray(body.tools) ? (body.tools as ToolIn[]) : []
+  const reply = planReply(
+    {
+      prompt: lastUserText(messages),
+      promptCharacters,
+      tools: tools.filter((tool) => typeof tool?.name === 'string').map((tool) => ({ name: String(tool.name), schema: tool.input_schema })),
+      toolMode: toolMode(body.tool_choice),
+      afterToolResult: endsWithToolResult(messages),
+      maxTokens: body.max_tokens as number,
+      stop: asStopList(body.stop_sequences),
+      thinking: (body.thinking as { type?: unknown } | undefined)?.type === 'enabled',
+      preambleBeforeTool: true,
+    },
+    options,
+    { toolCallId: sequenceId('toolu_sim', sequence), signature: sequenceId('sig_sim', sequence) },
+  )
   return {
-    id: `msg_sim${pad(sequence)}`,
+    id: sequenceId('msg_sim', sequence),
     model,
-    blocks,
-    stopReason,
-    stopSequence,
+    reply,
+    stopReason: stopReasons[reply.finish],
     usage: {
-      input_tokens: Math.max(1, Math.ceil(promptCharacters / 4)),
+      input_tokens: reply.promptTokens,
       cache_creation_input_tokens: options.cacheWriteTokens,
       cache_read_input_tokens: options.cachedTokens,
-      output_tokens: outputTokens,
+      output_tokens: reply.outputTokens,
     },
   }
 }
 
-function blockContent(block: Block): Record<string, unknown> {
+function blockContent(block: ReplyBlock): Record<string, unknown> {
   if (block.type === 'thinking') return { type: 'thinking', thinking: block.pieces.join(''), signature: block.signature }
   if (block.type === 'text') return { type: 'text', text: block.pieces.join('') }
   return { type: 'tool_use', id: block.id, name: block.name, input: block.input }
@@ -191,9 +161,9 @@ export function messageJson(plan: MessagePlan): Record<string, unknown> {
     type: 'message',
     role: 'assistant',
     model: plan.model,
-    content: plan.blocks.map(blockContent),
+    content: plan.reply.blocks.map(blockContent),
     stop_reason: plan.stopReason,
-    stop_sequence: plan.stopSequence,
+    stop_sequence: plan.reply.stopSequence,
     usage: { ...plan.usage, service_tier: 'standard' },
   }
 }
@@ -219,8 +189,9 @@ export function* messageEvents(plan: MessagePlan): Generator<MessageEvent> {
       usage: { ...plan.usage, output_tokens: 1, service_tier: 'standard' },
     },
   }
-  for (let index = 0; index < plan.blocks.length; index++) {
-    const block = plan.blocks[index]!
+  const blocks = plan.reply.blocks
+  for (let index = 0; index < blocks.length; index++) {
+    const block = blocks[index]!
     if (block.type === 'thinking') {
       yield { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }
       for (const piece of block.pieces) yield { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } }
@@ -231,7 +202,7 @@ export function* messageEvents(plan: MessagePlan): Generator<MessageEvent> {
     } else {
       yield { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }
       yield { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } }
-      for (const piece of splitArguments(JSON.stringify(block.input))) {
+      for (const piece of splitArguments(block.arguments)) {
         yield { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }
       }
     }
@@ -240,7 +211,7 @@ export function* messageEvents(plan: MessagePlan): Generator<MessageEvent> {
   }
   yield {
     type: 'message_delta',
-    delta: { stop_reason: plan.stopReason, stop_sequence: plan.stopSequence },
+    delta: { stop_reason: plan.stopReason, stop_sequence: plan.reply.stopSequence },
     usage: { output_tokens: plan.usage.output_tokens },
   }
   yield { type: 'message_stop' }

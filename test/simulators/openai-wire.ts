@@ -3,20 +3,10 @@
  * by the OpenAI, Azure OpenAI and Mistral simulators, which differ only in paths and auth.
  */
 import type { ErrorAnswer, Exchange, SimulatorOptions, StreamFrame } from './base.ts'
-import {
-  applyStop,
-  asStopList,
-  embeddingVector,
-  estimateTokens,
-  generateAnswer,
-  splitArguments,
-  textOf,
-  toolArguments,
-  vectorToBase64,
-  vectorToNumbers,
-  wantsTool,
-} from './content.ts'
+import { applyStop, asStopList, embeddingVector, estimateTokens, generateAnswer, splitArguments, textOf, vectorToBase64, vectorToNumbers } from './content.ts'
 import type { Answer } from './content.ts'
+import { planReply, sequenceId } from './reply.ts'
+import type { Reply, ReplyBlock, ReplyFinish, ToolMode } from './reply.ts'
 import { jsonObject } from './router.ts'
 
 const systemFingerprint = 'fp_simulator'
@@ -96,33 +86,11 @@ interface ToolIn {
   function?: { name?: unknown; parameters?: unknown }
 }
 
-interface PlannedToolCall {
-  id: string
-  name: string
-  arguments: string
-}
-
-type Plan = { kind: 'text'; answer: Answer; finishReason: 'stop' | 'length' } | { kind: 'tool'; call: PlannedToolCall }
-
-/** The tool call the request asks for: forced by `tool_choice`, or the prompt mentions the weather. */
-function planToolCall(body: Record<string, unknown>, messages: ChatMessageIn[], prompt: string, id: string): PlannedToolCall | null {
-  const tools = Array.isArray(body.tools) ? (body.tools as ToolIn[]).filter((tool) => tool?.type === 'function' && typeof tool.function?.name === 'string') : []
-  if (tools.length === 0) return null
-  const choice = body.tool_choice
-  if (choice === 'none') return null
-  let tool: ToolIn | undefined
-  if (choice && typeof choice === 'object') {
-    const forced = (choice as { function?: { name?: unknown } }).function?.name
-    tool = tools.find((candidate) => candidate.function?.name === forced)
-  } else {
-    // A tool result as the last message means the model has what it asked for: answer in text.
-    const lastRole = messages.at(-1)?.role
-    const wanted = choice === 'required' || (lastRole !== 'tool' && wantsTool(prompt))
-    if (!wanted) return null
-    tool = tools.find((candidate) => /weather/i.test(String(candidate.function?.name))) ?? tools[0]
-  }
-  if (!tool) return null
-  return { id, name: String(tool.function!.name), arguments: JSON.stringify(toolArguments(tool.function?.parameters, prompt)) }
+function toolMode(choice: unknown): ToolMode {
+  if (choice === 'none') return 'none'
+  if (choice === 'required') return 'required'
+  const forced = (choice as { function?: { name?: unknown } } | null | undefined)?.function?.name
+  return typeof forced === 'string' ? { name: forced } : 'auto'
 }
 
 function lastUserText(messages: ChatMessageIn[]): string {
@@ -132,28 +100,36 @@ function lastUserText(messages: ChatMessageIn[]): string {
   return ''
 }
 
-function promptTokensOf(messages: ChatMessageIn[]): number {
-  let characters = 0
-  for (const message of messages) characters += textOf(message?.content).length + 4
-  return Math.max(1, Math.ceil(characters / 4))
+function planChat(body: Record<string, unknown>, messages: ChatMessageIn[], options: SimulatorOptions, sequence: number): Reply {
+  let promptCharacters = 0
+  for (const message of messages) promptCharacters += textOf(message?.content).length + 4
+  const tools = Array.isArray(body.tools) ? (body.tools as ToolIn[]).filter((tool) => tool?.type === 'function' && typeof tool.function?.name === 'string') : []
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens
+  return planReply(
+    {
+      prompt: lastUserText(messages),
+      promptCharacters,
+      tools: tools.map((tool) => ({ name: String(tool.function!.name), schema: tool.function!.parameters })),
+      toolMode: toolMode(body.tool_choice),
+      afterToolResult: messages.at(-1)?.role === 'tool',
+      maxTokens: typeof maxTokens === 'number' ? maxTokens : null,
+      stop: asStopList(body.stop),
+      thinking: false,
+      preambleBeforeTool: false,
+    },
+    options,
+    { toolCallId: sequenceId('call_sim', sequence), signature: '' },
+  )
 }
 
-function maxTokensOf(body: Record<string, unknown>): number | undefined {
-  const value = body.max_completion_tokens ?? body.max_tokens
-  return typeof value === 'number' ? value : undefined
+const finishReasons: Record<ReplyFinish, string> = { stop: 'stop', stop_sequence: 'stop', length: 'length', tool_calls: 'tool_calls' }
+
+function toolCallOf(reply: Reply): Extract<ReplyBlock, { type: 'tool_call' }> | undefined {
+  return reply.blocks.find((block): block is Extract<ReplyBlock, { type: 'tool_call' }> => block.type === 'tool_call')
 }
 
-function planChat(body: Record<string, unknown>, messages: ChatMessageIn[], options: SimulatorOptions, callId: string): Plan {
-  const prompt = lastUserText(messages)
-  const call = planToolCall(body, messages, prompt, callId)
-  if (call) return { kind: 'tool', call }
-  const generated = generateAnswer(prompt, options, maxTokensOf(body))
-  const { answer } = applyStop(generated, asStopList(body.stop))
-  return { kind: 'text', answer, finishReason: answer.truncated ? 'length' : 'stop' }
-}
-
-function planTokens(plan: Plan): number {
-  return plan.kind === 'text' ? plan.answer.pieces.length : estimateTokens(plan.call.name + plan.call.arguments)
+function textPieces(reply: Reply): string[] {
+  return reply.blocks.flatMap((block) => (block.type === 'text' ? block.pieces : []))
 }
 
 export interface ChatIds {
@@ -178,20 +154,20 @@ export async function chatCompletions(exchange: Exchange, responseHeaders?: Reco
   if (n < 1 || n > 128) return invalid(exchange, `Invalid 'n': integer below minimum value. Expected a value >= 1, but got ${n} instead.`, 'n')
   const messages = body.messages as ChatMessageIn[]
   const ids = chatIds(exchange)
-  const plan = planChat(body, messages, exchange.options, `call_sim${String(exchange.sequence).padStart(8, '0')}`)
-  const usage = usageOf(promptTokensOf(messages), planTokens(plan) * n, exchange.options)
+  const reply = planChat(body, messages, exchange.options, exchange.sequence)
+  const usage = usageOf(reply.promptTokens, reply.outputTokens * n, exchange.options)
   const model = body.model
   if (body.stream === true) {
     const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true
     await exchange.stream({
       contentType: 'text/event-stream; charset=utf-8',
       headers: responseHeaders,
-      frames: chatStreamFrames({ ids, model, plan, n, usage: includeUsage ? usage : null }),
+      frames: chatStreamFrames({ ids, model, reply, n, usage: includeUsage ? usage : null }),
     })
     return
   }
   const choices = []
-  for (let index = 0; index < n; index++) choices.push(chatChoice(index, plan))
+  for (let index = 0; index < n; index++) choices.push(chatChoice(index, reply))
   exchange.json(
     200,
     { id: ids.id, object: 'chat.completion', created: ids.created, model, choices, usage, service_tier: 'default', system_fingerprint: systemFingerprint },
@@ -199,34 +175,24 @@ export async function chatCompletions(exchange: Exchange, responseHeaders?: Reco
   )
 }
 
-function chatChoice(index: number, plan: Plan): unknown {
-  if (plan.kind === 'tool') {
-    const { call } = plan
-    return {
-      index,
-      message: {
+function chatChoice(index: number, reply: Reply): unknown {
+  const call = toolCallOf(reply)
+  const message = call
+    ? {
         role: 'assistant',
         content: null,
         tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
         refusal: null,
         annotations: [],
-      },
-      logprobs: null,
-      finish_reason: 'tool_calls',
-    }
-  }
-  return {
-    index,
-    message: { role: 'assistant', content: plan.answer.text, refusal: null, annotations: [] },
-    logprobs: null,
-    finish_reason: plan.finishReason,
-  }
+      }
+    : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
+  return { index, message, logprobs: null, finish_reason: finishReasons[reply.finish] }
 }
 
 interface ChatStreamInput {
   ids: ChatIds
   model: string
-  plan: Plan
+  reply: Reply
   n: number
   /** Present when `stream_options.include_usage` is true: every chunk then carries `usage: null` and a last chunk the totals. */
   usage: Usage | null
@@ -237,7 +203,7 @@ interface ChatStreamInput {
  * finish chunk per choice, the usage chunk with `choices: []` when asked for, then `[DONE]`.
  */
 function* chatStreamFrames(input: ChatStreamInput): Generator<StreamFrame> {
-  const { ids, model, plan, n, usage } = input
+  const { ids, model, reply, n, usage } = input
   const withUsage = usage !== null
   const chunk = (choices: unknown[]): string => {
     const payload: Record<string, unknown> = {
@@ -254,8 +220,8 @@ function* chatStreamFrames(input: ChatStreamInput): Generator<StreamFrame> {
   }
   const choice = (index: number, delta: unknown, finishReason: string | null = null): unknown => ({ index, delta, logprobs: null, finish_reason: finishReason })
 
-  if (plan.kind === 'tool') {
-    const { call } = plan
+  const call = toolCallOf(reply)
+  if (call) {
     for (let index = 0; index < n; index++) {
       yield chunk([
         choice(index, {
@@ -272,10 +238,10 @@ function* chatStreamFrames(input: ChatStreamInput): Generator<StreamFrame> {
     for (let index = 0; index < n; index++) yield chunk([choice(index, {}, 'tool_calls')])
   } else {
     for (let index = 0; index < n; index++) yield chunk([choice(index, { role: 'assistant', content: '', refusal: null })])
-    for (const piece of plan.answer.pieces) {
+    for (const piece of textPieces(reply)) {
       for (let index = 0; index < n; index++) yield chunk([choice(index, { content: piece })])
     }
-    for (let index = 0; index < n; index++) yield chunk([choice(index, {}, plan.finishReason)])
+    for (let index = 0; index < n; index++) yield chunk([choice(index, {}, finishReasons[reply.finish])])
   }
   if (usage) {
     yield `data: ${JSON.stringify({
