@@ -17,6 +17,7 @@ import type {
   Usage,
   Warning,
 } from './canonical.ts'
+export type { Warning } from './canonical.ts'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -93,6 +94,16 @@ export interface StreamingOperation<Request, Response, Chunk> extends JsonOperat
 
 export type CompletionChunk = CompletionResponse
 
+/**
+ * A native Anthropic Messages operation. Bodies are Anthropic's own JSON objects; stream chunks are
+ * Anthropic events (`{ event: <type>, data }`) to be written back as SSE unchanged, while the
+ * transform keeps the usage and stop reason accounting needs.
+ */
+export interface NativeMessagesOperation extends StreamingOperation<Record<string, unknown>, Record<string, unknown>, UpstreamEvent> {
+  /** Whether this target can take a Messages body as is (Bedrock: only Anthropic models). */
+  accepts(target: TargetContext): boolean
+}
+
 /** How the transport applies a provider credential. */
 export type AuthScheme =
   | { type: 'bearer' }
@@ -141,6 +152,12 @@ export interface ProviderAdapter {
   readonly kind: string
   /** Used when a provider resource sets no base URL. Includes any path prefix, e.g. `https://api.openai.com/v1`. */
   readonly defaultBaseUrl: string | null
+  /**
+   * For providers whose address depends on target options (Bedrock's regional endpoint): the base
+   * URL to use when a provider resource sets none. Wins over `defaultBaseUrl`; throws a
+   * `GatewayError('invalid_config')` when a needed option is missing.
+   */
+  readonly baseUrlFor?: (options: Readonly<Record<string, string>>) => string
   readonly auth: AuthScheme
   readonly chat?: StreamingOperation<ChatRequest, ChatResponse, ChatChunk>
   readonly completions?: StreamingOperation<CompletionRequest, CompletionResponse, CompletionChunk>
@@ -150,5 +167,11 @@ export interface ProviderAdapter {
    * provider serves at the same paths as OpenAI: forwarded with credentials, bodies untouched.
    */
   readonly passthrough: boolean
+  /**
+   * Anthropic Messages bodies (`POST /v1/messages`) taken natively, with no trip through the chat
+   * shape: set by providers that speak the Messages format (Anthropic; Claude on Bedrock). Other
+   * targets get the request translated (`anthropic/inbound.ts`).
+   */
+  readonly messages?: NativeMessagesOperation
   parseError(status: number, headers: Readonly<Record<string, string>>, body: unknown): ProviderErrorInfo
 }

@@ -1,0 +1,32 @@
+/**
+ * Renders every error as the OpenAI envelope. Fastify's own errors (bad JSON, too large, wrong
+ * media type) are mapped onto the catalog so clients see one shape everywhere.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { GatewayError, toGatewayError } from '../errors.ts'
+
+function fromFastify(error: FastifyError): GatewayError | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatewayError('invalid_json', 'The request body is not valid JSON', { cause: error })
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('payload_too_large', 'The request body is too large', { cause: error })
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('unsupported_media_type', 'Send the request body as application/json', { cause: error })
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('invalid_json', 'The request body length does not match Content-Length', { cause: error })
+    default:
+      if (error instanceof SyntaxError || error.statusCode === 400) return new GatewayError('invalid_json', 'The request body is not valid JSON', { cause: error })
+      return null
+  }
+}
+
+export function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const gatewayError = error instanceof GatewayError ? error : (fromFastify(error as FastifyError) ?? toGatewayError(error))
+  if (gatewayError.status >= 500) {
+    // The cause may hold upstream detail; it is logged, never sent.
+    request.log.error({ err: gatewayError.cause ?? gatewayError, code: gatewayError.code }, gatewayError.message)
+  }
+  return reply.code(gatewayError.status).headers(gatewayError.headers).send(gatewayError.toBody())
+}

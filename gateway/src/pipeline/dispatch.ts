@@ -1,0 +1,149 @@
+/**
+ * One attempt at one target: translate, send, and either parse the JSON answer or open the stream.
+ * A stream attempt resolves only after the first upstream event arrived, so anything that fails
+ * before the client got a byte can still be retried or sent to a fallback target.
+ */
+import { randomUUID } from 'node:crypto'
+import type { JsonOperation, ResponseContext, StreamingOperation, StreamResult, Warning } from '../providers/adapter.ts'
+import { MalformedResponseError, ProviderStreamError } from '../providers/adapter.ts'
+import type { Usage } from '../providers/canonical.ts'
+import { GatewayError } from '../errors.ts'
+import { decodeFrames } from '../upstream/framing/index.ts'
+import { sendUpstream, transportError, type UpstreamResponse } from '../upstream/transport.ts'
+import { errorFromProvider } from './provider-errors.ts'
+import type { RouteTarget } from './resolve-route.ts'
+
+export interface JsonOutcome<Response> {
+  kind: 'json'
+  response: Response
+  usage: Usage
+  warnings: Warning[]
+}
+
+export interface StreamOutcome<Chunk> {
+  kind: 'stream'
+  /** The first chunks (already received) followed by the rest of the stream. */
+  chunks: AsyncIterable<Chunk>
+  /** Usage and finish reason, known once `chunks` is exhausted. */
+  result(): StreamResult<Chunk> | null
+  warnings: Warning[]
+}
+
+export type Outcome<Response, Chunk> = JsonOutcome<Response> | StreamOutcome<Chunk>
+
+export interface AttemptOptions {
+  signal: AbortSignal
+  firstByteTimeoutMs?: number
+}
+
+const MAX_ERROR_BODY_BYTES = 64 * 1024
+
+async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
+  let text = ''
+  for await (const chunk of response.body) {
+    text += Buffer.from(chunk).toString('utf8')
+    if (text.length > MAX_ERROR_BODY_BYTES) break
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function responseContext(model: string): ResponseContext {
+  return { requestModel: model, responseId: `gh-${randomUUID()}`, createdAt: Math.floor(Date.now() / 1000) }
+}
+
+async function failFromStatus(target: RouteTarget, response: UpstreamResponse): Promise<never> {
+  const body = await readErrorBody(response)
+  throw errorFromProvider(target.provider.adapter.parseError(response.status, response.headers, body), target.provider.record.slug)
+}
+
+function malformed(target: RouteTarget, error: unknown): GatewayError {
+  return new GatewayError('upstream_malformed_response', `Provider '@${target.provider.record.slug}' sent a response Gatehouse could not read`, { cause: error })
+}
+
+export async function attemptJson<Request extends { model: string }, Response>(
+  operation: JsonOperation<Request, Response>,
+  target: RouteTarget,
+  request: Request,
+  options: AttemptOptions,
+): Promise<JsonOutcome<Response>> {
+  const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
+  const response = await sendUpstream(target.provider.endpoint, upstream, options)
+  if (response.status >= 400) return failFromStatus(target, response)
+  let body: unknown
+  try {
+    body = await response.body.json()
+  } catch (error) {
+    if (options.signal.aborted) throw transportError(error, options.signal)
+    throw malformed(target, error)
+  }
+  try {
+    const parsed = operation.fromUpstream(body, responseContext(target.upstreamModel))
+    return { kind: 'json', response: parsed, usage: operation.usage(parsed), warnings }
+  } catch (error) {
+    throw malformed(target, error)
+  }
+}
+
+export async function attemptStream<Request extends { model: string }, Response, Chunk>(
+  operation: StreamingOperation<Request, Response, Chunk>,
+  target: RouteTarget,
+  request: Request,
+  options: AttemptOptions,
+): Promise<StreamOutcome<Chunk>> {
+  const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
+  const response = await sendUpstream(target.provider.endpoint, upstream, options)
+  if (response.status >= 400) return failFromStatus(target, response)
+
+  const transform = operation.stream
+  const state = transform.start(responseContext(target.upstreamModel))
+  const events = decodeFrames(operation.framing, response.body)[Symbol.asyncIterator]()
+  let result: StreamResult<Chunk> | null = null
+
+  const translateErrors = (error: unknown): unknown => {
+    if (error instanceof ProviderStreamError) return errorFromProvider(error.info, target.provider.record.slug)
+    if (error instanceof MalformedResponseError) return malformed(target, error)
+    if (error instanceof GatewayError) return error
+    return transportError(error, options.signal)
+  }
+
+  // Pull until the first chunk exists (some events, like Anthropic's ping, produce none).
+  const head: Chunk[] = []
+  let ended = false
+  try {
+    while (head.length === 0) {
+      const next = await events.next()
+      if (next.done) {
+        ended = true
+        break
+      }
+      head.push(...transform.step(state, next.value))
+    }
+  } catch (error) {
+    response.body.destroy()
+    throw translateErrors(error)
+  }
+
+  async function* chunks(): AsyncGenerator<Chunk> {
+    try {
+      yield* head
+      if (!ended) {
+        for (let next = await events.next(); !next.done; next = await events.next()) {
+          yield* transform.step(state, next.value)
+        }
+      }
+      result = transform.finish(state)
+      yield* result.chunks
+    } catch (error) {
+      throw translateErrors(error)
+    } finally {
+      // Ending early (client gone, error) must release the upstream connection.
+      if (!response.body.destroyed) response.body.destroy()
+    }
+  }
+
+  return { kind: 'stream', chunks: chunks(), result: () => result, warnings }
+}

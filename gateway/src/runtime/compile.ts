@@ -1,0 +1,123 @@
+/**
+ * Compiles a validated snapshot into the lookup structures the request path reads: keys by hash,
+ * providers by slug per workspace, each provider with its adapter and connection pool. Built once
+ * per snapshot so a request does map lookups and nothing else.
+ */
+import type { Dispatcher } from 'undici'
+import type { ProviderAdapter } from '../providers/adapter.ts'
+import { adapterFor } from '../providers/registry.ts'
+import type { GatewaySnapshot, SnapshotApiKey, SnapshotConfig, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
+import { secretBag } from '../telemetry/secret.ts'
+import { createPool, defaultTimeouts, type UpstreamEndpoint } from '../upstream/transport.ts'
+
+export interface CompiledKey {
+  readonly record: SnapshotApiKey
+  readonly expiresAtMs: number | null
+}
+
+export interface CompiledProvider {
+  readonly record: SnapshotProvider
+  readonly adapter: ProviderAdapter
+  readonly endpoint: UpstreamEndpoint
+}
+
+export interface RuntimeConfig {
+  readonly generation: number
+  readonly hash: string
+  readonly organizationId: string
+  readonly keysByHash: ReadonlyMap<string, CompiledKey>
+  readonly workspaces: ReadonlyMap<string, SnapshotWorkspace>
+  /** `${workspaceId}/${slug}` for workspace providers, `*\/${slug}` for organisation-wide ones; ids too. */
+  readonly providers: ReadonlyMap<string, CompiledProvider>
+  readonly configs: ReadonlyMap<string, SnapshotConfig>
+  /** Every pool this runtime owns, closed when a newer runtime replaces it. */
+  readonly dispatchers: ReadonlySet<Dispatcher>
+}
+
+export interface CompileProblem {
+  path: string
+  message: string
+}
+
+/** Reuses pools of an earlier runtime for unchanged origins, so a snapshot swap keeps warm connections. */
+export type PoolSource = (origin: string) => Dispatcher
+
+export function compileRuntime(
+  snapshot: GatewaySnapshot,
+  hash: string,
+  poolFor: PoolSource = (origin) => createPool(origin, defaultTimeouts),
+): { ok: true; runtime: RuntimeConfig } | { ok: false; problems: CompileProblem[] } {
+  const problems: CompileProblem[] = []
+  const dispatchers = new Set<Dispatcher>()
+
+  const keysByHash = new Map<string, CompiledKey>()
+  for (const key of snapshot.apiKeys) {
+    if (key.status !== 'active') continue
+    keysByHash.set(key.hash, { record: key, expiresAtMs: key.expiresAt === null ? null : Date.parse(key.expiresAt) })
+  }
+
+  const providers = new Map<string, CompiledProvider>()
+  snapshot.providers.forEach((record, index) => {
+    const adapter = adapterFor(record.kind)
+    if (!adapter) {
+      problems.push({ path: `providers.${index}.kind`, message: `unknown provider kind '${record.kind}'` })
+      return
+    }
+    const base = record.baseUrl ?? adapter.defaultBaseUrl
+    if (!base) {
+      problems.push({ path: `providers.${index}.baseUrl`, message: `provider kind '${record.kind}' has no default address; set baseUrl` })
+      return
+    }
+    const baseUrl = new URL(base)
+    const dispatcher = poolFor(baseUrl.origin)
+    dispatchers.add(dispatcher)
+    const compiled: CompiledProvider = {
+      record,
+      adapter,
+      endpoint: {
+        baseUrl,
+        auth: adapter.auth,
+        credentials: secretBag(record.credentials),
+        options: record.options,
+        timeouts: defaultTimeouts,
+        dispatcher,
+      },
+    }
+    const scope = record.workspaceId ?? '*'
+    const slugKey = `${scope}/${record.slug}`
+    if (providers.has(slugKey)) problems.push({ path: `providers.${index}.slug`, message: `duplicate provider slug '${record.slug}'` })
+    providers.set(slugKey, compiled)
+    providers.set(`id:${record.id}`, compiled)
+  })
+
+  if (problems.length > 0) return { ok: false, problems }
+  return {
+    ok: true,
+    runtime: {
+      generation: snapshot.generation,
+      hash,
+      organizationId: snapshot.organizationId,
+      keysByHash,
+      workspaces: new Map(snapshot.workspaces.map((workspace) => [workspace.id, workspace])),
+      providers,
+      configs: new Map(snapshot.configs.flatMap((config) => [[config.id, config], [`slug:${config.workspaceId ?? '*'}/${config.slug}`, config]] as const)),
+      dispatchers,
+    },
+  }
+}
+
+/** May a workspace use this provider? Workspace providers are private; organisation ones follow their allowlist. */
+export function providerVisibleTo(provider: SnapshotProvider, workspaceId: string | null): boolean {
+  if (provider.status !== 'active') return false
+  if (provider.workspaceId !== null) return provider.workspaceId === workspaceId
+  return provider.allowAllWorkspaces || (workspaceId !== null && provider.allowedWorkspaceIds.includes(workspaceId))
+}
+
+/** Finds a provider by slug (workspace first, then organisation-wide) or id, as the workspace may see it. */
+export function findProvider(runtime: RuntimeConfig, workspaceId: string | null, slugOrId: string): CompiledProvider | undefined {
+  const candidate =
+    (workspaceId !== null ? runtime.providers.get(`${workspaceId}/${slugOrId}`) : undefined) ??
+    runtime.providers.get(`*/${slugOrId}`) ??
+    runtime.providers.get(`id:${slugOrId}`)
+  return candidate && providerVisibleTo(candidate.record, workspaceId) ? candidate : undefined
+}

@@ -1,0 +1,78 @@
+/**
+ * Holds the current runtime and swaps it atomically. A request reads `current` once and keeps that
+ * reference until it ends, so streams in flight never see a half-applied config. Pools that a new
+ * runtime no longer uses are closed gracefully (in-flight requests finish first).
+ */
+import type { Dispatcher } from 'undici'
+import { validateSnapshot, type SnapshotProblem } from '../snapshot/validate.ts'
+import { createPool, defaultTimeouts } from '../upstream/transport.ts'
+import { compileRuntime, type RuntimeConfig } from './compile.ts'
+
+export type ApplyResult =
+  | { ok: true; generation: number; hash: string; unchanged: boolean }
+  | { ok: false; generation: number | null; problems: SnapshotProblem[] }
+
+export class RuntimeHolder {
+  #current: RuntimeConfig | null = null
+  readonly #pools = new Map<string, Dispatcher>()
+  readonly #listeners = new Set<(runtime: RuntimeConfig) => void>()
+
+  get current(): RuntimeConfig | null {
+    return this.#current
+  }
+
+  get ready(): boolean {
+    return this.#current !== null
+  }
+
+  onApplied(listener: (runtime: RuntimeConfig) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  /** Validates and compiles fully before swapping; on any problem the previous runtime stays. */
+  apply(value: unknown): ApplyResult {
+    const validation = validateSnapshot(value)
+    const generation = typeof (value as { generation?: unknown })?.generation === 'number' ? (value as { generation: number }).generation : null
+    if (!validation.ok) return { ok: false, generation, problems: validation.problems }
+    if (this.#current && this.#current.hash === validation.hash && this.#current.generation === validation.snapshot.generation) {
+      return { ok: true, generation: validation.snapshot.generation, hash: validation.hash, unchanged: true }
+    }
+    const compiled = compileRuntime(validation.snapshot, validation.hash, (origin) => this.#poolFor(origin))
+    if (!compiled.ok) {
+      this.#closeUnused()
+      return { ok: false, generation, problems: compiled.problems }
+    }
+    this.#current = compiled.runtime
+    this.#closeUnused()
+    for (const listener of this.#listeners) listener(compiled.runtime)
+    return { ok: true, generation: compiled.runtime.generation, hash: validation.hash, unchanged: false }
+  }
+
+  async close(): Promise<void> {
+    this.#current = null
+    const pools = [...this.#pools.values()]
+    this.#pools.clear()
+    await Promise.allSettled(pools.map((pool) => pool.close()))
+  }
+
+  #poolFor(origin: string): Dispatcher {
+    let pool = this.#pools.get(origin)
+    if (!pool) {
+      pool = createPool(origin, defaultTimeouts)
+      this.#pools.set(origin, pool)
+    }
+    return pool
+  }
+
+  #closeUnused(): void {
+    const inUse = this.#current?.dispatchers ?? new Set<Dispatcher>()
+    for (const [origin, pool] of this.#pools) {
+      if (!inUse.has(pool)) {
+        this.#pools.delete(origin)
+        // close() lets requests already dispatched on it finish.
+        void pool.close().catch(() => undefined)
+      }
+    }
+  }
+}

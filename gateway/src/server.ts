@@ -1,0 +1,64 @@
+/**
+ * Builds the gateway's HTTP server. Never listens by itself: tests use `inject` or listen on an
+ * ephemeral port, `main` decides the address.
+ */
+import { randomUUID } from 'node:crypto'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger } from 'fastify'
+import { GatewayError } from './errors.ts'
+import { renderError } from './http/error-handler.ts'
+import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
+import { registerHealthRoutes } from './http/routes/health.ts'
+import { registerInferenceRoutes } from './http/routes/inference.ts'
+import { registerModelRoutes } from './http/routes/models.ts'
+import { readTrace } from './pipeline/context.ts'
+import type { RuntimeHolder } from './runtime/holder.ts'
+
+export interface GatewayServerOptions {
+  holder: RuntimeHolder
+  /** Pepper for HMAC-SHA256 of API keys; the same one the control plane hashes with. */
+  pepper: string
+  adminForwarder?: AdminForwarder
+  logger?: FastifyBaseLogger
+  version?: string
+  maxBodyBytes?: number
+  now?: () => number
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
+
+export function buildGatewayServer(options: GatewayServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // Per-request log lines cost CPU on every call; access logs belong to the log sink, not here.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    // A trace id is generated per request anyway; fastify's own counter is enough for its logs.
+    requestIdHeader: false,
+  })
+  app.decorateRequest('gatewayTrace', null as never)
+
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      request.gatewayTrace = readTrace(request.headers)
+    } catch (error) {
+      request.gatewayTrace = { traceId: randomUUID(), spanId: null, parentSpanId: null, spanName: null }
+      reply.header('x-gateway-trace-id', request.gatewayTrace.traceId)
+      throw error
+    }
+    reply.header('x-gateway-trace-id', request.gatewayTrace.traceId)
+  })
+  app.setErrorHandler((error, request, reply) => renderError(error, request, reply))
+  app.setNotFoundHandler((request, reply) =>
+    renderError(new GatewayError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request, reply),
+  )
+
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
+  registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
+  registerInferenceRoutes(app, deps)
+  registerModelRoutes(app, deps)
+  registerAdminForward(app, options.adminForwarder)
+  return app
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest'
+import { decodeSse } from './sse.ts'
+
+async function* bytes(...parts: string[]): AsyncGenerator<Uint8Array> {
+  for (const part of parts) yield new TextEncoder().encode(part)
+}
+
+async function collect(iterable: AsyncIterable<unknown>): Promise<unknown[]> {
+  const out: unknown[] = []
+  for await (const item of iterable) out.push(item)
+  return out
+}
+
+describe('decodeSse', () => {
+  it('decodes events split across chunks and stops at [DONE]', async () => {
+    const events = await collect(decodeSse(bytes('data: {"a"', ':1}\n', '\ndata: {"b":2}\r\n\r\ndata: [DONE]\n\ndata: {"c":3}\n\n')))
+    expect(events).toEqual([{ data: { a: 1 } }, { data: { b: 2 } }])
+  })
+
+  it('keeps event names, skips comments and joins multi-line data', async () => {
+    const events = await collect(decodeSse(bytes(': ping\n\nevent: message_start\ndata: {"x":\ndata: 1}\n\nevent: ping\n\n')))
+    expect(events).toEqual([{ event: 'message_start', data: { x: 1 } }])
+  })
+
+  it('splits a multi-byte character across chunks correctly', async () => {
+    const encoded = new TextEncoder().encode('data: {"t":"é"}\n\n')
+    async function* split(): AsyncGenerator<Uint8Array> {
+      yield encoded.slice(0, 13)
+      yield encoded.slice(13)
+    }
+    expect(await collect(decodeSse(split()))).toEqual([{ data: { t: 'é' } }])
+  })
+
+  it('flushes a final event that lacks the blank line', async () => {
+    expect(await collect(decodeSse(bytes('data: {"end":true}')))).toEqual([{ data: { end: true } }])
+  })
+
+  it('rejects non-JSON data', async () => {
+    await expect(collect(decodeSse(bytes('data: nope\n\n')))).rejects.toThrow(/not JSON/)
+  })
+})

@@ -1,0 +1,61 @@
+/**
+ * Applies a provider credential to an outgoing request according to the adapter's auth scheme.
+ * Adapters never see credentials; this is the only place that reads them.
+ */
+import type { AuthScheme } from '../../providers/adapter.ts'
+import { GatewayError } from '../../errors.ts'
+import type { SecretBag } from '../../telemetry/secret.ts'
+
+export interface SignableRequest {
+  method: string
+  url: URL
+  headers: Record<string, string>
+  body: Uint8Array | undefined
+}
+
+/** A signer for schemes that need more than a static header (SigV4, OAuth token exchange). */
+export type Signer = (request: SignableRequest, credentials: SecretBag, options: Readonly<Record<string, string>>) => Promise<void>
+
+const advancedSigners = new Map<AuthScheme['type'], Signer>()
+
+/** Signer modules register themselves here so that the transport stays free of their dependencies. */
+export function registerSigner(type: AuthScheme['type'], signer: Signer): void {
+  advancedSigners.set(type, signer)
+}
+
+function requireCredential(credentials: SecretBag, name: string): string {
+  const value = credentials[name]
+  if (!value) {
+    throw new GatewayError('upstream_unavailable', `The provider has no '${name}' credential configured`, {
+      headers: { 'retry-after': '30' },
+    })
+  }
+  return value.reveal()
+}
+
+export async function applyAuth(
+  scheme: AuthScheme,
+  request: SignableRequest,
+  credentials: SecretBag,
+  options: Readonly<Record<string, string>>,
+): Promise<void> {
+  switch (scheme.type) {
+    case 'none':
+      return
+    case 'bearer':
+      // Local servers (vLLM, Ollama) often run without a key: send none rather than refuse.
+      if (credentials.apiKey) request.headers.authorization = `Bearer ${credentials.apiKey.reveal()}`
+      return
+    case 'header':
+      request.headers[scheme.name] = requireCredential(credentials, 'apiKey')
+      return
+    case 'query':
+      request.url.searchParams.set(scheme.name, requireCredential(credentials, 'apiKey'))
+      return
+    default: {
+      const signer = advancedSigners.get(scheme.type)
+      if (!signer) throw new GatewayError('internal_error', `No signer is available for auth scheme '${scheme.type}'`)
+      await signer(request, credentials, options)
+    }
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The only module that performs network I/O to providers. One undici Pool per provider origin,
+ * with connect, first-byte (headers) and idle (body) timeouts. Bodies stream in both directions;
+ * a client disconnect aborts the upstream request through `signal`.
+ */
+import { Pool, errors as undiciErrors } from 'undici'
+import type { Dispatcher } from 'undici'
+import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
+import { GatewayError } from '../errors.ts'
+import type { SecretBag } from '../telemetry/secret.ts'
+import { applyAuth, type SignableRequest } from './signers/index.ts'
+
+export interface UpstreamTimeouts {
+  connectMs: number
+  /** Time to the response headers: the provider's time to first byte. */
+  firstByteMs: number
+  /** Longest silence between body chunks. */
+  idleMs: number
+}
+
+export const defaultTimeouts: UpstreamTimeouts = { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 }
+
+export interface UpstreamEndpoint {
+  readonly baseUrl: URL
+  readonly auth: AuthScheme
+  readonly credentials: SecretBag
+  readonly options: Readonly<Record<string, string>>
+  readonly timeouts: UpstreamTimeouts
+  readonly dispatcher: Dispatcher
+}
+
+export interface UpstreamResponse {
+  status: number
+  headers: Record<string, string>
+  body: Dispatcher.ResponseData['body']
+}
+
+export interface SendOptions {
+  signal: AbortSignal
+  /** Overrides the endpoint's first-byte timeout (a config's `request_timeout`). */
+  firstByteTimeoutMs?: number
+}
+
+export function createPool(origin: string, timeouts: UpstreamTimeouts, maxConnections = 256): Pool {
+  return new Pool(origin, {
+    connections: maxConnections,
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.firstByteMs,
+    bodyTimeout: timeouts.idleMs,
+    keepAliveTimeout: 10_000,
+  })
+}
+
+const encoder = new TextEncoder()
+
+function encodeBody(body: unknown): Uint8Array | undefined {
+  if (body === undefined) return undefined
+  if (body instanceof Uint8Array) return body
+  return encoder.encode(JSON.stringify(body))
+}
+
+function joinUrl(base: URL, path: string): URL {
+  const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname
+  const url = new URL(base.origin)
+  const queryAt = path.indexOf('?')
+  url.pathname = prefix + (queryAt === -1 ? path : path.slice(0, queryAt))
+  if (queryAt !== -1) url.search = path.slice(queryAt)
+  return url
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return out
+}
+
+export async function sendUpstream(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
+  const body = encodeBody(request.body)
+  const signable: SignableRequest = {
+    method: request.method,
+    url: joinUrl(endpoint.baseUrl, request.path),
+    headers: { ...request.headers },
+    body,
+  }
+  if (body !== undefined && !(request.body instanceof Uint8Array) && signable.headers['content-type'] === undefined) {
+    signable.headers['content-type'] = 'application/json'
+  }
+  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
+  try {
+    const response = await endpoint.dispatcher.request({
+      origin: signable.url.origin,
+      path: signable.url.pathname + signable.url.search,
+      method: request.method,
+      headers: signable.headers,
+      body,
+      signal: options.signal,
+      headersTimeout: options.firstByteTimeoutMs ?? endpoint.timeouts.firstByteMs,
+      bodyTimeout: endpoint.timeouts.idleMs,
+    })
+    return { status: response.statusCode, headers: flattenHeaders(response.headers), body: response.body }
+  } catch (error) {
+    throw transportError(error, options.signal)
+  }
+}
+
+/** Maps a failure to reach the provider onto the error catalog. Never leaks the request itself. */
+export function transportError(error: unknown, signal: AbortSignal): GatewayError {
+  if (error instanceof GatewayError) return error
+  if (signal.aborted) return new GatewayError('request_timeout', 'The request was cancelled before the provider answered', { cause: error })
+  if (error instanceof undiciErrors.HeadersTimeoutError) {
+    return new GatewayError('request_timeout', 'The provider did not start answering within the request timeout', { cause: error })
+  }
+  if (error instanceof undiciErrors.BodyTimeoutError) {
+    return new GatewayError('upstream_timeout', 'The provider stopped sending data', { cause: error })
+  }
+  if (error instanceof undiciErrors.ConnectTimeoutError) {
+    return new GatewayError('upstream_timeout', 'Connecting to the provider timed out', { cause: error })
+  }
+  return new GatewayError('upstream_unavailable', 'The provider could not be reached', { cause: error, headers: { 'retry-after': '1' } })
+}
