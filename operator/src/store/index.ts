@@ -1,0 +1,121 @@
+/**
+ * The admin store: one interface over PostgreSQL (`pg`) and embedded PGlite.
+ *
+ *   openStore({ kind: 'pglite', dataDir: null })          // in memory (tests)
+ *   openStore({ kind: 'pglite', dataDir: '.data/db' })    // embedded mode
+ *   openStore({ kind: 'postgres', url: 'postgres://…' })  // cluster mode
+ *
+ * Opening applies the migrations in ./migrations (one dialect for both). Repositories hang off the
+ * store; `store.transaction(async (tx) => …)` gives the same repositories bound to one transaction
+ * for changes that touch several rows. Every committed write that affects the gateway is published
+ * on `store.changes` (`store.onChange(listener)`); on PostgreSQL it also goes out via NOTIFY so
+ * other control-plane replicas hear it.
+ *
+ * Provider credentials are sealed with the keyring from `encryptionKey` (default: env
+ * GATEHOUSE_ENCRYPTION_KEY, see crypto/envelope.ts); without one, writing credentials fails.
+ */
+import { parseKeyring, type Keyring } from '../crypto/envelope.ts'
+import { ChangeFeed, type ChangeListener } from './change-feed.ts'
+import { migrate } from './migrate.ts'
+import { openPgliteDatabase } from './pglite-driver.ts'
+import { openPostgresDatabase } from './postgres-driver.ts'
+import { ApiKeyRepository } from './repos/api-keys.ts'
+import { AuditRepository } from './repos/audit.ts'
+import { ConfigRepository } from './repos/configs.ts'
+import { InviteRepository } from './repos/invites.ts'
+import { MemberRepository } from './repos/members.ts'
+import { OrganizationRepository } from './repos/organizations.ts'
+import { ProviderRepository } from './repos/providers.ts'
+import { BufferedSink, type ChangeSink } from './repos/sink.ts'
+import { UserRepository } from './repos/users.ts'
+import { WorkspaceRepository } from './repos/workspaces.ts'
+import type { SqlDatabase, SqlExecutor } from './sql.ts'
+
+export type StoreOptions =
+  | { kind: 'pglite'; dataDir: string | null; encryptionKey?: string }
+  | { kind: 'postgres'; url: string; encryptionKey?: string; maxConnections?: number }
+
+export interface Repositories {
+  organizations: OrganizationRepository
+  users: UserRepository
+  workspaces: WorkspaceRepository
+  members: MemberRepository
+  invites: InviteRepository
+  apiKeys: ApiKeyRepository
+  audit: AuditRepository
+  providers: ProviderRepository
+  configs: ConfigRepository
+}
+
+export interface Store extends Repositories {
+  readonly kind: 'pglite' | 'postgres'
+  readonly changes: ChangeFeed
+  onChange(listener: ChangeListener): () => void
+  /** Runs `fn` in one transaction; its changes are published only after commit. */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>
+  /** Liveness of the database (for /readyz). */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null): Repositories {
+  return {
+    organizations: new OrganizationRepository(db, sink),
+    users: new UserRepository(db, sink),
+    workspaces: new WorkspaceRepository(db, sink),
+    members: new MemberRepository(db, sink),
+    invites: new InviteRepository(db),
+    apiKeys: new ApiKeyRepository(db, sink),
+    audit: new AuditRepository(db),
+    providers: new ProviderRepository(db, sink, keyring),
+    configs: new ConfigRepository(db, sink),
+  }
+}
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const keyringSpec = options.encryptionKey ?? process.env.GATEHOUSE_ENCRYPTION_KEY
+  const keyring = keyringSpec ? parseKeyring(keyringSpec) : null
+  const db: SqlDatabase = options.kind === 'pglite'
+    ? await openPgliteDatabase(options.dataDir)
+    : await openPostgresDatabase(options.maxConnections === undefined ? { url: options.url } : { url: options.url, maxConnections: options.maxConnections })
+  try {
+    await migrate(db)
+  } catch (error) {
+    await db.close()
+    throw error
+  }
+  const changes = new ChangeFeed(db)
+  await changes.start()
+  // Outside a transaction each statement commits on its own, so its change is published at once.
+  const immediate: ChangeSink = { add: (change) => void changes.publish([change]) }
+  return {
+    kind: db.kind,
+    changes,
+    ...repositories(db, immediate, keyring),
+    onChange: (listener) => changes.onChange(listener),
+    async transaction(fn) {
+      const sink = new BufferedSink()
+      const result = await db.transaction((tx) => fn(repositories(tx, sink, keyring)))
+      await changes.publish(sink.changes)
+      return result
+    },
+    async ping() {
+      await db.query('SELECT 1')
+    },
+    async close() {
+      await changes.stop()
+      await db.close()
+    },
+  }
+}
+
+export type { ChangeEvent, ChangeListener, StoreChange } from './change-feed.ts'
+export type { ApiKeyRecord, ApiKeyStatus, ApiKeySubtype, ApiKeyType, RotationPolicy } from './repos/api-keys.ts'
+export type { AuditEntry, AuditRecord } from './repos/audit.ts'
+export type { ConfigRecord } from './repos/configs.ts'
+export type { InviteRecord } from './repos/invites.ts'
+export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
+export type { OrganizationRecord } from './repos/organizations.ts'
+export type { ProviderRecord } from './repos/providers.ts'
+export type { OrgRole, UserRecord } from './repos/users.ts'
+export type { WorkspaceRecord, WorkspaceStatus } from './repos/workspaces.ts'

@@ -1,0 +1,31 @@
+/** Embedded backend: PGlite (PostgreSQL compiled to WASM) in a data directory or in memory. */
+import { PGlite, type Transaction } from '@electric-sql/pglite'
+import type { SqlDatabase, SqlExecutor } from './sql.ts'
+
+function executorOf(target: PGlite | Transaction): SqlExecutor {
+  return {
+    async query<Row>(text: string, params: readonly unknown[] = []) {
+      const result = await target.query<Row>(text, params as unknown[])
+      return result.rows
+    },
+    async script(text: string) {
+      await target.exec(text)
+    },
+  }
+}
+
+export async function openPgliteDatabase(dataDir: string | null): Promise<SqlDatabase> {
+  const db = dataDir === null ? new PGlite() : new PGlite(dataDir)
+  await db.waitReady
+  const base = executorOf(db)
+  return {
+    kind: 'pglite',
+    query: base.query,
+    script: base.script,
+    transaction: (fn) => db.transaction((tx) => fn(executorOf(tx))),
+    // One process, no peers: the in-process change feed already reaches every listener.
+    listen: async () => async () => {},
+    notify: async () => {},
+    close: () => db.close(),
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Test helper: the two store backends every store-touching suite runs against.
+ * PGlite runs in memory. PostgreSQL (GATEHOUSE_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres)
+ * gets a fresh database per call, dropped afterwards. When PostgreSQL is unreachable the backend is
+ * skipped with a message, except under CI=true where that is a failure.
+ */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { generateEncryptionKey } from '../crypto/envelope.ts'
+import { openStore, type Store } from './index.ts'
+
+export const TEST_ENCRYPTION_KEY = `test:${generateEncryptionKey()}`
+
+const ADMIN_URL = process.env.GATEHOUSE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export interface TestBackend {
+  name: 'pglite' | 'postgres'
+  /** Why this backend is skipped in this run, or null. */
+  skip: string | null
+  /** Opens a fresh, empty, migrated store; `dispose` closes it and drops what it created. */
+  open(): Promise<{ store: Store; dispose: () => Promise<void>; url?: string }>
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    await client.end()
+    return true
+  } catch {
+    return false
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+const pgliteBackend: TestBackend = {
+  name: 'pglite',
+  skip: null,
+  async open() {
+    const store = await openStore({ kind: 'pglite', dataDir: null, encryptionKey: TEST_ENCRYPTION_KEY })
+    return { store, dispose: () => store.close() }
+  },
+}
+
+const postgresBackend: TestBackend = {
+  name: 'postgres',
+  skip: null,
+  async open() {
+    const database = `gatehouse_test_${randomBytes(6).toString('hex')}`
+    const admin = new pg.Client({ connectionString: ADMIN_URL })
+    await admin.connect()
+    // The name is generated above from hex digits only; CREATE DATABASE cannot take a parameter.
+    await admin.query(`CREATE DATABASE ${database}`)
+    await admin.end()
+    const url = withDatabase(ADMIN_URL, database)
+    const store = await openStore({ kind: 'postgres', url, encryptionKey: TEST_ENCRYPTION_KEY, maxConnections: 4 })
+    return {
+      store,
+      url,
+      async dispose() {
+        await store.close()
+        const dropper = new pg.Client({ connectionString: ADMIN_URL })
+        await dropper.connect()
+        await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+        await dropper.end()
+      },
+    }
+  },
+}
+
+/** Both backends; PostgreSQL carries a skip reason when unreachable (a failure under CI=true). */
+export async function testBackends(): Promise<TestBackend[]> {
+  if (await postgresReachable()) return [pgliteBackend, postgresBackend]
+  const host = new URL(ADMIN_URL).host
+  if (process.env.CI === 'true') throw new Error(`PostgreSQL at ${host} is unreachable and CI=true requires it`)
+  const skip = `PostgreSQL at ${host} is unreachable; skipping the PostgreSQL backend`
+  console.warn(`[store tests] ${skip}`)
+  return [pgliteBackend, { ...postgresBackend, skip }]
+}
