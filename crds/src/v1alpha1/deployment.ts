@@ -1,0 +1,49 @@
+/** Deployment: a named, typed (production / non-production) binding of a Config to workspaces. */
+import { z } from 'zod'
+import { displayName, objectName, rules, slug } from './shared.ts'
+import type { KindDefinition } from './kind.ts'
+
+export const deploymentSpec = rules(
+  z
+    .strictObject({
+      name: displayName('deployment').optional(),
+      slug: slug('deployment').optional(),
+      type: z.enum(['production', 'non-production']).describe('Environment class of the deployment.'),
+      config: objectName('Name of the Config (in this namespace) the deployment serves.'),
+      allowAllWorkspaces: z
+        .boolean()
+        .optional()
+        .describe('Every workspace may use the deployment. Mutually exclusive with workspaces.'),
+      workspaces: z
+        .array(objectName('Name of a Workspace in this namespace.'))
+        .max(256)
+        .optional()
+        .meta({ 'x-kubernetes-list-type': 'set' })
+        .describe('Workspaces allowed to use the deployment. Mutually exclusive with allowAllWorkspaces.'),
+    })
+    .describe('Desired state of the Deployment.'),
+  [
+    {
+      rule: '!(has(self.allowAllWorkspaces) && self.allowAllWorkspaces && has(self.workspaces) && size(self.workspaces) > 0)',
+      message: 'allowAllWorkspaces and workspaces are mutually exclusive',
+      fieldPath: '.workspaces',
+      check: (s) => !(s.allowAllWorkspaces === true && (s.workspaces?.length ?? 0) > 0),
+    },
+  ],
+)
+
+export const deploymentKind: KindDefinition = {
+  kind: 'Deployment',
+  plural: 'deployments',
+  // `kubectl get deployments` resolves to apps/v1; these names (or deployments.gatehouse.dev) reach ours.
+  shortNames: ['ghdeploy', 'ghd'],
+  description: 'Deployment binds a Config to a slug, a type (production or non-production) and the workspaces allowed to use it. Address it as deployments.gatehouse.dev or ghdeploy (plain "deployments" means apps/v1).',
+  spec: deploymentSpec,
+  printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'production or non-production.' },
+    { name: 'Config', type: 'string', jsonPath: '.spec.config', description: 'Served Config.' },
+  ],
+  selectableFields: ['.spec.type', '.spec.config'],
+}
+
+export type DeploymentSpec = z.infer<typeof deploymentSpec>
