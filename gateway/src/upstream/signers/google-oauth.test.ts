@@ -88,7 +88,7 @@ describe('Google OAuth signer', () => {
     status = 400
     const sign = createGoogleOAuthSigner()
     const credentials = secretBag({ serviceAccountJson })
-    const failure = await sign(signable(), credentials, {}).catch((error: unknown) => error as Error)
+    const failure = (await sign(signable(), credentials, {}).catch((error: unknown) => error)) as Error
     expect(failure).toMatchObject({ status: 503, message: expect.stringContaining('HTTP 400 (invalid_grant)') })
     expect(failure.message).not.toContain('PRIVATE KEY')
     await sign(signable(), credentials, {}).catch(() => undefined)
