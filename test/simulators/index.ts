@@ -1,11 +1,13 @@
 /** Every provider simulator by name: what the CLI and the benchmark start. */
 import type { ProviderDefinition } from './base.ts'
 import { anthropicProvider } from './anthropic.ts'
+import { bedrockProvider } from './bedrock.ts'
 import { openaiProvider } from './openai.ts'
 
 export const providers: Readonly<Record<string, ProviderDefinition>> = {
   openai: openaiProvider,
   anthropic: anthropicProvider,
+  bedrock: bedrockProvider,
 }
 
 export { startSimulator } from './base.ts'

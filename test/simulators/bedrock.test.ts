@@ -1,0 +1,157 @@
+import { Sha256 } from '@aws-crypto/sha256-js'
+import { SignatureV4 } from '@smithy/signature-v4'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { UpstreamEvent } from '../../gateway/src/providers/adapter.ts'
+import { decodeAwsEventStream } from '../../gateway/src/upstream/framing/aws-eventstream.ts'
+import type { Simulator } from './base.ts'
+import { startBedrockSimulator } from './bedrock.ts'
+
+let sim: Simulator
+
+beforeAll(async () => {
+  sim = await startBedrockSimulator({ chunks: 3, apiKeys: ['AKIDSIMULATOR', 'bedrock-api-key'] })
+})
+
+afterEach(() => {
+  sim.reset()
+})
+
+afterAll(async () => {
+  await sim.close()
+})
+
+async function signedPost(path: string, body: unknown, options: { service?: string; accessKeyId?: string } = {}): Promise<Response> {
+  const url = new URL(sim.url + path)
+  const signer = new SignatureV4({
+    service: options.service ?? 'bedrock',
+    region: 'us-east-1',
+    credentials: { accessKeyId: options.accessKeyId ?? 'AKIDSIMULATOR', secretAccessKey: 'simulator-secret' },
+    sha256: Sha256,
+  })
+  const payload = JSON.stringify(body)
+  const signed = await signer.sign({
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: Number(url.port),
+    path: url.pathname,
+    query: {},
+    headers: { host: url.host, 'content-type': 'application/json', accept: 'application/json' },
+    body: payload,
+  })
+  const headers = Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== 'host'))
+  return fetch(url, { method: 'POST', headers, body: payload })
+}
+
+async function events(response: Response): Promise<UpstreamEvent[]> {
+  expect(response.headers.get('content-type')).toBe('application/vnd.amazon.eventstream')
+  const collected: UpstreamEvent[] = []
+  for await (const event of decodeAwsEventStream(response.body!)) collected.push(event)
+  return collected
+}
+
+const converseBody = { messages: [{ role: 'user', content: [{ text: 'hello bedrock' }] }], inferenceConfig: { maxTokens: 100 } }
+
+describe('Bedrock simulator', () => {
+  it('answers Converse with usage and records the SigV4 authorization', async () => {
+    const response = await signedPost('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse', converseBody)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({
+      output: { message: { role: 'assistant', content: [{ text: 'Echo: hello bedrock alpha bravo' }] } },
+      stopReason: 'end_turn',
+      usage: { inputTokens: 5, outputTokens: 3, totalTokens: 8 },
+      metrics: { latencyMs: 1 },
+    })
+    const recorded = sim.requests[0]!
+    expect(recorded.path).toBe('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse')
+    expect(recorded.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDSIMULATOR\/\d{8}\/us-east-1\/bedrock\/aws4_request/)
+    expect(recorded.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/)
+  })
+
+  it('streams Converse as event-stream frames the gateway decoder reads', async () => {
+    const decoded = await events(await signedPost('/model/m/converse-stream', converseBody))
+    expect(decoded.map((event) => event.event)).toEqual([
+      'messageStart',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockStop',
+      'messageStop',
+      'metadata',
+    ])
+    const text = decoded
+      .filter((event) => event.event === 'contentBlockDelta')
+      .map((event) => (event.data as { delta: { text: string } }).delta.text)
+      .join('')
+    expect(text).toBe('Echo: hello bedrock alpha bravo')
+    expect(decoded[5]?.data).toMatchObject({ stopReason: 'end_turn' })
+    expect(decoded[6]?.data).toMatchObject({ usage: { inputTokens: 5, outputTokens: 3, totalTokens: 8 }, metrics: { latencyMs: 1 } })
+  })
+
+  it('streams a tool call with contentBlockStart and string input deltas', async () => {
+    const decoded = await events(
+      await signedPost('/model/m/converse-stream', {
+        messages: [{ role: 'user', content: [{ text: 'weather in Lisbon?' }] }],
+        toolConfig: { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } } } } } }] },
+      }),
+    )
+    const start = decoded.find((event) => event.event === 'contentBlockStart')
+    expect(start?.data).toMatchObject({ contentBlockIndex: 0, start: { toolUse: { name: 'get_weather' } } })
+    const input = decoded
+      .filter((event) => event.event === 'contentBlockDelta')
+      .map((event) => (event.data as { delta: { toolUse: { input: string } } }).delta.toolUse.input)
+      .join('')
+    expect(JSON.parse(input)).toEqual({ city: 'Lisbon' })
+    expect(decoded.find((event) => event.event === 'messageStop')?.data).toMatchObject({ stopReason: 'tool_use' })
+  })
+
+  it('invokes an Anthropic model, JSON and streamed in base64 chunk events', async () => {
+    const body = { anthropic_version: 'bedrock-2023-05-31', max_tokens: 50, messages: [{ role: 'user', content: 'hi claude' }] }
+    const response = await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke', body)
+    expect(response.headers.get('x-amzn-bedrock-output-token-count')).toBe('3')
+    expect(await response.json()).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'Echo: hi claude alpha bravo' }], stop_reason: 'end_turn' })
+
+    const decoded = await events(await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke-with-response-stream', body))
+    expect(decoded.every((event) => event.event === 'chunk')).toBe(true)
+    const inner = decoded.map((event) => JSON.parse(Buffer.from((event.data as { bytes: string }).bytes, 'base64').toString('utf8')) as { type: string })
+    expect(inner[0]?.type).toBe('message_start')
+    expect(inner.at(-1)).toMatchObject({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { outputTokenCount: 3 } })
+  })
+
+  it('embeds with Titan', async () => {
+    const response = await signedPost('/model/amazon.titan-embed-text-v2%3A0/invoke', { inputText: 'embed me', dimensions: 256 })
+    const body = (await response.json()) as { embedding: number[]; inputTextTokenCount: number }
+    expect(body.embedding).toHaveLength(256)
+    expect(body.inputTextTokenCount).toBe(2)
+  })
+
+  it('refuses unsigned, wrongly scoped and unknown credentials; accepts a Bedrock API key', async () => {
+    const unsigned = await fetch(`${sim.url}/model/m/converse`, { method: 'POST', body: JSON.stringify(converseBody) })
+    expect(unsigned.status).toBe(403)
+    expect(unsigned.headers.get('x-amzn-errortype')).toMatch(/^MissingAuthenticationTokenException/)
+    expect(await unsigned.json()).toEqual({ message: 'Missing Authentication Token' })
+    const wrongService = await signedPost('/model/m/converse', converseBody, { service: 's3' })
+    expect(wrongService.headers.get('x-amzn-errortype')).toMatch(/^InvalidSignatureException/)
+    const unknownKey = await signedPost('/model/m/converse', converseBody, { accessKeyId: 'AKIDOTHER' })
+    expect(unknownKey.headers.get('x-amzn-errortype')).toMatch(/^UnrecognizedClientException/)
+    const apiKey = await fetch(`${sim.url}/model/m/converse`, { method: 'POST', headers: { authorization: 'Bearer bedrock-api-key', 'content-type': 'application/json' }, body: JSON.stringify(converseBody) })
+    expect(apiKey.status).toBe(200)
+  })
+
+  it('validates like Bedrock', async () => {
+    const response = await signedPost('/model/m/converse', { messages: [{ role: 'assistant', content: [{ text: 'x' }] }] })
+    expect(response.status).toBe(400)
+    expect(response.headers.get('x-amzn-errortype')).toMatch(/^ValidationException:/)
+  })
+
+  it('plays a scripted throttle and an in-stream exception', async () => {
+    sim.script({ status: 429 }, { errorAfterChunks: 2, status: 429 })
+    const throttled = await signedPost('/model/m/converse', converseBody)
+    expect(throttled.status).toBe(429)
+    expect(throttled.headers.get('x-amzn-errortype')).toMatch(/^ThrottlingException/)
+    expect(await throttled.json()).toEqual({ message: 'Too many requests, please wait before trying again.' })
+
+    const decoded = await events(await signedPost('/model/m/converse-stream', converseBody))
+    expect(decoded.map((event) => event.event)).toEqual(['messageStart', 'contentBlockDelta', 'exception:throttlingException'])
+  })
+})
