@@ -26,7 +26,7 @@ export default tseslint.config(
     files: ['operator/src/**/*.ts'],
     ignores: ['operator/src/cli/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['@gatehouse/gateway', '!@gatehouse/gateway/snapshot', '**/gateway/src/**'] }],
+      'no-restricted-imports': ['error', { paths: ['@gatehouse/gateway'], patterns: ['**/gateway/src/**'] }],
     },
   },
 )

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import { authenticateKey, presentedKey, requireDataPlaneKey } from './authenticate.ts'
-import { readMetadata, readTrace, type RequestContext, type Trace } from './context.ts'
+import { readMetadata, type RequestContext, type Trace } from './context.ts'
 
 export interface PipelineDeps {
   holder: RuntimeHolder

@@ -8,8 +8,9 @@ import { invalidParameter, GatewayError } from '../errors.ts'
 
 export type Body = Record<string, unknown>
 
-const INT64_MIN = -9223372036854775808
-const INT64_MAX = 9223372036854775807
+// int64 bounds; doubles cannot hold 2^63 - 1 exactly, and JSON's 9223372036854775807 parses to 2^63.
+const INT64_MIN = -(2 ** 63)
+const INT64_MAX = 2 ** 63
 
 function describe(value: unknown): string {
   if (value === null) return 'null'
