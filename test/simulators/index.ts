@@ -2,12 +2,14 @@
 import type { ProviderDefinition } from './base.ts'
 import { anthropicProvider } from './anthropic.ts'
 import { bedrockProvider } from './bedrock.ts'
+import { googleProvider } from './google.ts'
 import { openaiProvider } from './openai.ts'
 
 export const providers: Readonly<Record<string, ProviderDefinition>> = {
   openai: openaiProvider,
   anthropic: anthropicProvider,
   bedrock: bedrockProvider,
+  google: googleProvider,
 }
 
 export { startSimulator } from './base.ts'
