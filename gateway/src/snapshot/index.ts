@@ -2,3 +2,4 @@
 export * from './schema.ts'
 export * from './validate.ts'
 export * from './keys.ts'
+export * from './envelope.ts'
