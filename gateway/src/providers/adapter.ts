@@ -14,6 +14,10 @@ import type {
   EmbeddingsRequest,
   EmbeddingsResponse,
   FinishReason,
+  OcrRequest,
+  OcrResponse,
+  RerankRequest,
+  RerankResponse,
   Usage,
   Warning,
 } from './canonical.ts'
@@ -162,6 +166,10 @@ export interface ProviderAdapter {
   readonly chat?: StreamingOperation<ChatRequest, ChatResponse, ChatChunk>
   readonly completions?: StreamingOperation<CompletionRequest, CompletionResponse, CompletionChunk>
   readonly embeddings?: JsonOperation<EmbeddingsRequest, EmbeddingsResponse>
+  /** `POST /v1/rerank`: Cohere-shaped rerank (Cohere natively; others translate). */
+  readonly rerank?: JsonOperation<RerankRequest, RerankResponse>
+  /** `POST /v1/ocr`: Mistral-shaped document OCR. */
+  readonly ocr?: JsonOperation<OcrRequest, OcrResponse>
   /**
    * OpenAI-shaped groups (files, batches, images, audio, fine-tuning, vector stores...) that the
    * provider serves at the same paths as OpenAI: forwarded with credentials, bodies untouched.

@@ -177,6 +177,75 @@ export interface EmbeddingsResponse {
   usage: { prompt_tokens: number; total_tokens: number }
 }
 
+/**
+ * Rerank, in Cohere's shape (the de-facto standard other rerank APIs copy). Documents are strings or
+ * objects with a `text` field.
+ */
+export interface RerankRequest {
+  model: string
+  query: string
+  documents: Array<string | { text: string; [key: string]: unknown }>
+  top_n?: number | null
+  return_documents?: boolean | null
+  max_tokens_per_doc?: number | null
+  [key: string]: unknown
+}
+
+export interface RerankResult {
+  /** Position of the document in the request's `documents`. */
+  index: number
+  relevance_score: number
+  document?: { text: string }
+}
+
+export interface RerankResponse {
+  object: 'list'
+  id: string
+  model: string
+  /** Most relevant first. */
+  results: RerankResult[]
+  usage: { search_units?: number; prompt_tokens?: number; total_tokens?: number }
+  [key: string]: unknown
+}
+
+/** OCR, in Mistral's shape: a document (PDF or image, by URL or data URL) to markdown pages. */
+export interface OcrRequest {
+  model: string
+  document:
+    | { type: 'document_url'; document_url: string; document_name?: string | null }
+    | { type: 'image_url'; image_url: string | { url: string } }
+    | { type: 'file'; file_id: string }
+  /** Zero-based page numbers to process; all when absent. */
+  pages?: number[] | null
+  include_image_base64?: boolean | null
+  [key: string]: unknown
+}
+
+export interface OcrImage {
+  id: string
+  top_left_x: number | null
+  top_left_y: number | null
+  bottom_right_x: number | null
+  bottom_right_y: number | null
+  image_base64?: string | null
+  [key: string]: unknown
+}
+
+export interface OcrPage {
+  index: number
+  markdown: string
+  images: OcrImage[]
+  dimensions: { dpi: number; height: number; width: number } | null
+  [key: string]: unknown
+}
+
+export interface OcrResponse {
+  pages: OcrPage[]
+  model: string
+  usage_info: { pages_processed: number; doc_size_bytes?: number | null }
+  [key: string]: unknown
+}
+
 /** Token accounting in the gateway's own terms. */
 export interface Usage {
   inputTokens: number
@@ -184,6 +253,10 @@ export interface Usage {
   cachedInputTokens?: number
   cacheWriteInputTokens?: number
   reasoningTokens?: number
+  /** Rerank search units, for providers that bill by them (Cohere). */
+  searchUnits?: number
+  /** Document pages processed, for providers that bill OCR by the page (Mistral). */
+  pages?: number
 }
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other'
