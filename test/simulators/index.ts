@@ -2,6 +2,7 @@
 import type { ProviderDefinition } from './base.ts'
 import { anthropicProvider } from './anthropic.ts'
 import { bedrockProvider } from './bedrock.ts'
+import { cohereProvider } from './cohere.ts'
 import { googleProvider } from './google.ts'
 import { openaiProvider } from './openai.ts'
 
@@ -9,6 +10,7 @@ export const providers: Readonly<Record<string, ProviderDefinition>> = {
   openai: openaiProvider,
   anthropic: anthropicProvider,
   bedrock: bedrockProvider,
+  cohere: cohereProvider,
   google: googleProvider,
 }
 
