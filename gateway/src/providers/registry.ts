@@ -3,11 +3,15 @@
  * OpenAI-compatible provider is one row in `openai-compatible.ts`.
  */
 import type { ProviderAdapter } from './adapter.ts'
+import { anthropic } from './anthropic/index.ts'
+import { bedrock } from './bedrock/index.ts'
 import { openai } from './openai/index.ts'
 import { openAICompatibleAdapters } from './openai-compatible.ts'
 
 const families: Record<string, ProviderAdapter> = {
   openai,
+  anthropic,
+  bedrock,
 }
 
 const adapters: ReadonlyMap<string, ProviderAdapter> = new Map(Object.entries({ ...openAICompatibleAdapters, ...families }))

@@ -15,6 +15,9 @@ import type { TargetContext } from '../adapter.ts'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice, Warning } from '../canonical.ts'
 import { parseDataUrl } from '../shared/data-url.ts'
 import { isRecord } from '../shared/errors.ts'
+import { defaultValuedFields, nonDefaultValueWarnings } from '../shared/openai-values.ts'
+import { toolArgumentsObject } from '../shared/tool-arguments.ts'
+import { TurnBuilder } from '../shared/turns.ts'
 import { unhandledFieldWarnings, unsupportedParameter } from '../shared/warnings.ts'
 import type {
   AnthropicMessageParam,
@@ -51,11 +54,7 @@ const handledFields = new Set([
   'user',
   'thinking',
   'response_format',
-  'n',
-  'logprobs',
-  'presence_penalty',
-  'frequency_penalty',
-  'store',
+  ...defaultValuedFields,
 ])
 
 export interface AnthropicBodyResult {
@@ -65,7 +64,7 @@ export interface AnthropicBodyResult {
 
 export function chatToAnthropicBody(request: ChatRequest, target: TargetContext): AnthropicBodyResult {
   const warnings: Warning[] = unhandledFieldWarnings(request, handledFields, PROVIDER)
-  warnings.push(...valueWarnings(request))
+  warnings.push(...nonDefaultValueWarnings(request, PROVIDER))
 
   const { system, messages } = convertMessages(request.messages ?? [], warnings)
   const body: AnthropicMessagesBody = { max_tokens: maxTokens(request, target), messages }
@@ -88,19 +87,6 @@ export function chatToAnthropicBody(request: ChatRequest, target: TargetContext)
 
 function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value)
-}
-
-/** Fields Anthropic lacks that still need no warning when set to OpenAI's own default. */
-function valueWarnings(request: ChatRequest): Warning[] {
-  const warnings: Warning[] = []
-  if (isNumber(request.n) && request.n !== 1) warnings.push(unsupportedParameter('n', 'Anthropic returns one choice per request'))
-  if (request.logprobs === true) warnings.push(unsupportedParameter('logprobs', 'Anthropic returns no log probabilities'))
-  for (const penalty of ['presence_penalty', 'frequency_penalty'] as const) {
-    const value = request[penalty]
-    if (isNumber(value) && value !== 0) warnings.push(unsupportedParameter(penalty, 'Anthropic has no repetition penalties'))
-  }
-  if (request.store === true) warnings.push(unsupportedParameter('store', 'Anthropic does not store completions'))
-  return warnings
 }
 
 export function maxTokens(request: ChatRequest, target: TargetContext): number {
@@ -155,13 +141,8 @@ interface ConvertedMessages {
 
 export function convertMessages(input: readonly ChatMessage[], warnings: Warning[]): ConvertedMessages {
   const system: AnthropicTextBlock[] = []
-  const turns: Array<{ role: 'user' | 'assistant'; blocks: AnthropicRequestBlock[] }> = []
-  const push = (role: 'user' | 'assistant', blocks: AnthropicRequestBlock[]): void => {
-    if (blocks.length === 0) return
-    const last = turns.at(-1)
-    if (last?.role === role) last.blocks.push(...blocks)
-    else turns.push({ role, blocks })
-  }
+  const turns = new TurnBuilder<AnthropicRequestBlock>()
+  const push = turns.push.bind(turns)
 
   input.forEach((message, index) => {
     const at = `messages[${index}]`
@@ -184,7 +165,7 @@ export function convertMessages(input: readonly ChatMessage[], warnings: Warning
         warnings.push(unsupportedParameter(`${at}.role`, `Anthropic has no '${message.role}' role; the message was not sent`))
     }
   })
-  return { system, messages: turns.map((turn) => ({ role: turn.role, content: turn.blocks })) }
+  return { system, messages: turns.turns.map((turn) => ({ role: turn.role, content: turn.blocks })) }
 }
 
 /** A content part's `cache_control`, which OpenAI-format clients set to use Anthropic prompt caching. */
@@ -240,20 +221,7 @@ function partBlock(part: ContentPart, at: string, warnings: Warning[]): Anthropi
 }
 
 function toolUseBlock(call: ToolCall, at: string, warnings: Warning[]): AnthropicRequestBlock {
-  return { type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments, at, warnings) }
-}
-
-/** Anthropic wants the arguments as an object; OpenAI history carries them as a JSON string. */
-function parseArguments(text: string | undefined, at: string, warnings: Warning[]): Record<string, unknown> {
-  if (text === undefined || text.trim() === '') return {}
-  try {
-    const parsed: unknown = JSON.parse(text)
-    if (isRecord(parsed)) return parsed
-  } catch {
-    // reported below
-  }
-  warnings.push(unsupportedParameter(`${at}.function.arguments`, 'Anthropic needs tool arguments as a JSON object; {} was sent instead'))
-  return {}
+  return { type: 'tool_use', id: call.id, name: call.function.name, input: toolArgumentsObject(call.function.arguments, at, PROVIDER, warnings) }
 }
 
 function toolResultBlock(message: ChatMessage, at: string, warnings: Warning[]): AnthropicRequestBlock {

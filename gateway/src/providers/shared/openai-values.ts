@@ -1,0 +1,25 @@
+/**
+ * OpenAI fields that many providers lack but that clients often send at their default value
+ * (`n: 1`, `presence_penalty: 0`...). Set to the default they ask for nothing and need no warning;
+ * any other value is a warning. Adapters list these fields as handled and call this instead.
+ */
+import type { ChatRequest, Warning } from '../canonical.ts'
+import { unsupportedParameter } from './warnings.ts'
+
+export const defaultValuedFields: readonly string[] = ['n', 'logprobs', 'presence_penalty', 'frequency_penalty', 'store']
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value)
+}
+
+export function nonDefaultValueWarnings(request: ChatRequest, provider: string): Warning[] {
+  const warnings: Warning[] = []
+  if (isNumber(request.n) && request.n !== 1) warnings.push(unsupportedParameter('n', `${provider} returns one choice per request`))
+  if (request.logprobs === true) warnings.push(unsupportedParameter('logprobs', `${provider} returns no log probabilities`))
+  for (const penalty of ['presence_penalty', 'frequency_penalty'] as const) {
+    const value = request[penalty]
+    if (isNumber(value) && value !== 0) warnings.push(unsupportedParameter(penalty, `${provider} has no repetition penalties`))
+  }
+  if (request.store === true) warnings.push(unsupportedParameter('store', `${provider} does not store completions`))
+  return warnings
+}
