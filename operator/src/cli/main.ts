@@ -1,10 +1,14 @@
 /**
  * The `gatehouse` command.
  *   gatehouse start [--host 127.0.0.1] [--port 8787] [--data-dir DIR] [-f resources.yaml ...]
+ *   gatehouse control-plane [--host] [--port 8788] [--data-dir DIR] [-f resources.yaml ...]
+ *   gatehouse gateway        (configured by environment variables; see gateway/src/main.ts)
  */
 import { parseArgs } from 'node:util'
+import { runGateway } from '@gatehouse/gateway'
 import { ResourceError } from '../resources/apply.ts'
 import { parsePort } from './boot-config.ts'
+import { serveControlPlane } from './control-plane.ts'
 import { startEmbedded } from './embedded.ts'
 import { createLogger } from './logger.ts'
 
@@ -12,10 +16,12 @@ const USAGE = `Usage: gatehouse <command> [options]
 
 Commands:
   start           run Gatehouse embedded: control plane and gateway in one process
+  control-plane   run the control plane alone (admin API, snapshot stream for gateways)
+  gateway         run a gateway alone against a remote control plane, or from a snapshot file
 
-Options for start:
+Options for start and control-plane:
   --host HOST     address to listen on (default 127.0.0.1)
-  --port PORT     port to listen on (default 8787)
+  --port PORT     port to listen on (default 8787; control-plane 8788)
   --data-dir DIR  where the embedded database and local secrets live (default .data)
   -f, --file F    resources YAML (Workspace, Provider, Config, v1/Secret); repeatable
 
@@ -23,10 +29,25 @@ Environment:
   GATEHOUSE_ADMIN_API_KEY   the bootstrap admin key (else one is generated and printed once)
   GATEHOUSE_DATABASE_URL    use PostgreSQL instead of the embedded PGlite database
   GATEHOUSE_KEY_PEPPER, GATEHOUSE_ENCRYPTION_KEY   key hashing pepper, credential encryption key
+  GATEHOUSE_GATEWAY_TOKEN   shared token gateways use for the snapshot stream
+  GATEHOUSE_CONTROL_PLANE_URL, GATEHOUSE_SNAPSHOT_CACHE, GATEHOUSE_SNAPSHOT_FILE   gateway mode
   GATEHOUSE_LOG_LEVEL       pino level (default info)
 `
 
-async function start(argv: string[]): Promise<void> {
+interface Stoppable {
+  close(): Promise<void>
+}
+
+function stopOnSignals(service: Stoppable, logger: ReturnType<typeof createLogger>): void {
+  const shutdown = (signal: string): void => {
+    logger.info({ signal }, 'shutting down')
+    void service.close().then(() => process.exit(0))
+  }
+  process.once('SIGINT', shutdown)
+  process.once('SIGTERM', shutdown)
+}
+
+function serverOptions(argv: string[], defaultPort: number) {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -37,26 +58,41 @@ async function start(argv: string[]): Promise<void> {
     },
     strict: true,
   })
-  const logger = createLogger(process.env, 'gatehouse')
-  const gatehouse = await startEmbedded({
+  return {
     host: values.host,
-    port: parsePort(values.port ?? process.env.GATEHOUSE_PORT, 8787),
+    port: parsePort(values.port ?? process.env.GATEHOUSE_PORT, defaultPort),
     dataDir: values['data-dir'],
     resourceFiles: values.file,
     env: process.env,
-    logger,
-  })
-  if (gatehouse.generatedAdminKey) {
-    // Printed once, to the terminal only: it is stored hashed and cannot be shown again.
-    process.stdout.write(`\nBootstrap admin API key (shown once, store it now):\n  ${gatehouse.generatedAdminKey}\n\n`)
   }
+}
+
+function announceAdminKey(key: string | null): void {
+  // Printed once, to the terminal only: it is stored hashed and cannot be shown again.
+  if (key) process.stdout.write(`\nBootstrap admin API key (shown once, store it now):\n  ${key}\n\n`)
+}
+
+async function start(argv: string[]): Promise<void> {
+  const logger = createLogger(process.env, 'gatehouse')
+  const gatehouse = await startEmbedded({ ...serverOptions(argv, 8787), logger })
+  announceAdminKey(gatehouse.generatedAdminKey)
   logger.info({ url: gatehouse.url, generation: gatehouse.holder.current?.generation }, 'Gatehouse is serving')
-  const shutdown = (signal: string): void => {
-    logger.info({ signal }, 'shutting down')
-    void gatehouse.close().then(() => process.exit(0))
-  }
-  process.once('SIGINT', shutdown)
-  process.once('SIGTERM', shutdown)
+  stopOnSignals(gatehouse, logger)
+}
+
+async function controlPlane(argv: string[]): Promise<void> {
+  const logger = createLogger(process.env, 'gatehouse-control-plane')
+  const service = await serveControlPlane({ ...serverOptions(argv, 8788), logger })
+  announceAdminKey(service.generatedAdminKey)
+  logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
+  stopOnSignals(service, logger)
+}
+
+async function gateway(): Promise<void> {
+  const logger = createLogger(process.env, 'gatehouse-gateway')
+  const service = await runGateway(process.env, logger)
+  logger.info({ url: service.url, generation: service.holder.current?.generation ?? null }, 'gateway is serving')
+  stopOnSignals(service, logger)
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -65,6 +101,12 @@ export async function main(argv: string[]): Promise<void> {
     switch (command) {
       case 'start':
         await start(rest)
+        return
+      case 'control-plane':
+        await controlPlane(rest)
+        return
+      case 'gateway':
+        await gateway()
         return
       case undefined:
       case 'help':

@@ -14,12 +14,14 @@ export class SnapshotPublisher {
   readonly #subscribers = new Set<SnapshotSubscriber>()
   readonly #onError: (error: unknown) => void
   #generation: number
+  readonly #now: () => number
   #latest: GatewaySnapshot | null = null
   #running: Promise<void> | null = null
   #dirty = false
 
-  constructor(compile: SnapshotCompiler, options: { initialGeneration?: number; onError?: (error: unknown) => void } = {}) {
+  constructor(compile: SnapshotCompiler, options: { initialGeneration?: number; onError?: (error: unknown) => void; now?: () => number } = {}) {
     this.#compile = compile
+    this.#now = options.now ?? Date.now
     this.#generation = options.initialGeneration ?? 0
     this.#onError = options.onError ?? (() => undefined)
   }
@@ -54,7 +56,9 @@ export class SnapshotPublisher {
     try {
       while (this.#dirty) {
         this.#dirty = false
-        const snapshot = await this.#compile(this.#generation + 1)
+        // Generations must keep rising across control-plane restarts and replicas, or a gateway
+        // resuming from a persisted generation would ignore newer state: never below the clock.
+        const snapshot = await this.#compile(Math.max(this.#generation + 1, this.#now()))
         this.#generation = snapshot.generation
         this.#latest = snapshot
         for (const subscriber of this.#subscribers) subscriber(snapshot)

@@ -1,0 +1,24 @@
+/**
+ * The snapshot stream between the control plane and gateways. The control plane serves
+ *   GET  {controlPlane}/v1/gateway-sync/stream?gateway_id=ID&after=GENERATION   (text/event-stream)
+ *   POST {controlPlane}/v1/gateway-sync/acks   { gateway_id, generation, status: ack|nack, problems? }
+ * both authenticated with `Authorization: Bearer <GATEHOUSE_GATEWAY_TOKEN>`. Each `snapshot` event
+ * carries the whole snapshot sealed with the shared keyring (context `snapshot`), so credentials
+ * never cross the network or touch a disk in plain text. A gateway resumes with the last
+ * generation it applied and receives only something newer.
+ */
+export const SYNC_STREAM_PATH = '/v1/gateway-sync/stream'
+export const SYNC_ACK_PATH = '/v1/gateway-sync/acks'
+/** Per-gateway status (generation applied, when, last NACK), for operators and the Kubernetes status. */
+export const SYNC_GATEWAYS_PATH = '/v1/gateway-sync/gateways'
+export const SNAPSHOT_EVENT = 'snapshot'
+export const SNAPSHOT_SEAL_CONTEXT = 'snapshot'
+/** The stream sends a comment this often so dead connections are noticed by both sides. */
+export const HEARTBEAT_INTERVAL_MS = 10_000
+
+export interface SnapshotAck {
+  gateway_id: string
+  generation: number
+  status: 'ack' | 'nack'
+  problems?: Array<{ path: string; message: string }>
+}

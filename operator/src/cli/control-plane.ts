@@ -1,0 +1,101 @@
+/**
+ * The control plane's parts, composed once for both modes: the admin store with its migrations,
+ * the first organization and bootstrap key, resources from files, the snapshot publisher fed by the
+ * store's change feed, the admin API, background workers, and (when a gateway token is set) the
+ * snapshot stream that remote gateways subscribe to.
+ */
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import { parseKeyring } from '@gatehouse/gateway/snapshot'
+import { buildAdminApp } from '../admin/app.ts'
+import { compileSnapshot } from '../compile/snapshot.ts'
+import { GatewayRegistry } from '../distribution/gateway-registry.ts'
+import { SnapshotPublisher } from '../distribution/publisher.ts'
+import { registerSyncRoutes } from '../distribution/sync-routes.ts'
+import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
+import { applyResources } from '../resources/apply.ts'
+import { fileSecretResolver, loadResourceFiles } from '../resources/files.ts'
+import { openStore, type Store } from '../store/index.ts'
+import { startWorkers } from '../workers/index.ts'
+import { localSecrets, type LocalSecrets } from './boot-config.ts'
+
+export interface ControlPlaneOptions {
+  /** null keeps the embedded database in memory (tests). */
+  dataDir: string | null
+  resourceFiles: string[]
+  env: NodeJS.ProcessEnv
+  logger: Logger
+}
+
+export interface ControlPlane {
+  store: Store
+  secrets: LocalSecrets
+  adminApp: FastifyInstance
+  publisher: SnapshotPublisher
+  registry: GatewayRegistry
+  /** The bootstrap admin key, only when this start generated it (shown once). */
+  generatedAdminKey: string | null
+  close(): Promise<void>
+}
+
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const { env, logger } = options
+  // Resources are read and checked before anything is written: a bad file stops the start cleanly.
+  const files = await loadResourceFiles(options.resourceFiles)
+  const secrets = await localSecrets(options.dataDir, env)
+  const store = await openStore(
+    env.GATEHOUSE_DATABASE_URL
+      ? { kind: 'postgres', url: env.GATEHOUSE_DATABASE_URL, encryptionKey: secrets.encryptionKey }
+      : { kind: 'pglite', dataDir: options.dataDir === null ? null : `${options.dataDir}/db`, encryptionKey: secrets.encryptionKey },
+  )
+  const closers: Array<() => Promise<unknown> | unknown> = [() => store.close()]
+  const close = async (): Promise<void> => {
+    for (const closer of closers.reverse()) await closer()
+  }
+  try {
+    const organization = await ensureOrganization(store)
+    const bootstrap = await ensureBootstrapAdminKey(store, secrets.keyPepper, env.GATEHOUSE_ADMIN_API_KEY)
+    await applyResources(store, { organizationId: organization.id, managedBy: 'file', ...fileSecretResolver(files, env) }, files.resources)
+
+    const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation }), {
+      onError: (error) => logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one'),
+    })
+    closers.push(store.onChange(() => publisher.schedule()))
+    await publisher.publish()
+
+    const registry = new GatewayRegistry()
+    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger })
+    if (env.GATEHOUSE_GATEWAY_TOKEN) {
+      registerSyncRoutes(adminApp, { publisher, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
+    }
+    await adminApp.ready()
+    closers.push(() => adminApp.close())
+    closers.push(startWorkers({ store, logger }))
+    return {
+      store,
+      secrets,
+      adminApp,
+      publisher,
+      registry,
+      generatedAdminKey: bootstrap.created && bootstrap.rawKey !== undefined ? bootstrap.rawKey : null,
+      close,
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+}
+
+/** `gatehouse control-plane`: the control plane alone, serving the admin API and the snapshot stream. */
+export async function serveControlPlane(options: ControlPlaneOptions & { host: string; port: number }): Promise<ControlPlane & { url: string }> {
+  const controlPlane = await startControlPlane(options)
+  try {
+    await controlPlane.adminApp.listen({ host: options.host, port: options.port })
+  } catch (error) {
+    await controlPlane.close()
+    throw error
+  }
+  const { address, port } = controlPlane.adminApp.server.address() as AddressInfo
+  return { ...controlPlane, url: `http://${address.includes(':') ? `[${address}]` : address}:${port}` }
+}
