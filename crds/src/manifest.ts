@@ -42,7 +42,8 @@ export function openApiSchema(def: KindDefinition): JsonSchema {
         description: `APIVersion defines the versioned schema of this representation of an object: ${GROUP}/${VERSION}.`,
       },
       kind: { type: 'string', description: `Kind is the type of this object: ${def.kind}.` },
-      metadata: { type: 'object', description: 'Standard object metadata (name, namespace, labels, annotations).' },
+      // The API server owns metadata's schema (ObjectMeta) and forbids describing it here.
+      metadata: { type: 'object' },
       spec: toStructural(def.spec),
       status: toStructural(commonStatus),
     },

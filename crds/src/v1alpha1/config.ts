@@ -4,7 +4,7 @@
  * wire format's snake_case; everything around it follows Kubernetes camelCase.
  */
 import { z } from 'zod'
-import { displayName, freeForm, objectName, rules, slug, workspaceRef } from './shared.ts'
+import { displayName, freeForm, objectName, rules, slug, workspaceRef, type Rule } from './shared.ts'
 import type { KindDefinition } from './kind.ts'
 
 /**
@@ -58,11 +58,6 @@ const circuitBreaker = z
   })
   .describe('Circuit breaker for the targets of this strategy.')
 
-interface StrategyShape {
-  mode: string
-  conditions?: Array<{ then: string }> | undefined
-}
-
 const strategy = rules(
   z
     .strictObject({
@@ -97,80 +92,97 @@ const strategy = rules(
       rule: "self.mode != 'conditional' || (has(self.conditions) && size(self.conditions) > 0)",
       message: 'conditional mode needs at least one condition',
       fieldPath: '.conditions',
-      check: (s: StrategyShape) => s.mode !== 'conditional' || (s.conditions?.length ?? 0) > 0,
+      check: (s) => s.mode !== 'conditional' || (s.conditions?.length ?? 0) > 0,
     },
   ],
 )
 
-interface TargetShape {
-  name?: string | undefined
-  strategy?: StrategyShape | undefined
-  targets?: TargetShape[] | undefined
+/** Fields a config level shares with every target. */
+const commonFields = {
+  provider: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('Provider to call: @<slug> of a Provider (or its name).'),
+  override_params: freeForm('Request body fields forced on every request (for example model).').optional(),
+  default_params: freeForm('Request body fields set when the request omits them.').optional(),
+  drop_params: z
+    .array(z.string().min(1).max(256).describe('Path such as "a.b[0]" or "x[*].y".'))
+    .max(64)
+    .optional()
+    .describe('Request body paths removed before forwarding.'),
+  custom_host: z
+    .string()
+    .max(2048)
+    .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/)
+    .optional()
+    .describe("Base URL that replaces the provider's for this target."),
+  forward_headers: z
+    .array(z.string().min(1).max(256).describe('Header name.'))
+    .max(64)
+    .optional()
+    .describe('Client request headers forwarded to the provider.'),
+  request_timeout: z
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .optional()
+    .describe('Milliseconds before the upstream call is abandoned with 408.'),
+  retry: retry.optional(),
+  cache: cache.optional(),
+  cb_config: circuitBreaker.optional(),
+  strict_open_ai_compliance: z
+    .boolean()
+    .optional()
+    .describe('Drop provider-specific fields from responses so they match the OpenAI schema exactly.'),
+  input_guardrails: guardrailList('beforeRequestHook').optional(),
+  output_guardrails: guardrailList('afterRequestHook').optional(),
+}
+
+/** Fields only a target (not the top object) has. */
+const targetFields = {
+  name: z.string().min(1).max(255).optional().describe('Target name, used by conditional routing.'),
+  weight: z
+    .number()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe('Share of traffic in loadbalance mode (relative to the other weights). Default 1.'),
+  on_status_codes: statusCodes('Status codes that count as failure for this target.').optional(),
+}
+
+const TARGET_DESCRIPTION = 'One target: a provider call or a nested config.'
+const leafTarget = z.strictObject({ ...commonFields, ...targetFields }).describe(TARGET_DESCRIPTION)
+
+export type Strategy = z.infer<typeof strategy>
+export type ConfigTarget = z.infer<typeof leafTarget> & { strategy?: Strategy; targets?: ConfigTarget[] }
+
+interface NestingShape {
+  strategy?: Strategy | undefined
+  targets?: Array<{ name?: string | undefined }> | undefined
 }
 
 /** Rules of every level that can nest targets, written once and attached at each unrolled level. */
-const nestingRules = [
+const nestingRules: Array<Rule<NestingShape>> = [
   {
     rule: 'has(self.strategy) == has(self.targets)',
     message: 'strategy and targets go together',
-    check: (c: TargetShape) => (c.strategy === undefined) === (c.targets === undefined),
+    check: (c) => (c.strategy === undefined) === (c.targets === undefined),
   },
   {
     rule: "!has(self.strategy) || self.strategy.mode != 'conditional' || !has(self.strategy.conditions) || !has(self.targets) || self.strategy.conditions.all(c, self.targets.exists(t, has(t.name) && t.name == c.then))",
     message: 'every condition must name a target of this config',
-    check: (c: TargetShape) =>
+    check: (c) =>
       c.strategy?.mode !== 'conditional' ||
       c.targets === undefined ||
       (c.strategy.conditions ?? []).every((cond) => (c.targets ?? []).some((t) => t.name === cond.then)),
   },
 ]
 
-/** Fields a config level shares with every target. */
-function levelFields(depth: number) {
-  const fields = {
-    provider: z
-      .string()
-      .min(1)
-      .max(256)
-      .optional()
-      .describe('Provider to call: @<slug> of a Provider (or its name).'),
-    override_params: freeForm('Request body fields forced on every request (for example model).').optional(),
-    default_params: freeForm('Request body fields set when the request omits them.').optional(),
-    drop_params: z
-      .array(z.string().min(1).max(256).describe('Path such as "a.b[0]" or "x[*].y".'))
-      .max(64)
-      .optional()
-      .describe('Request body paths removed before forwarding.'),
-    custom_host: z
-      .string()
-      .max(2048)
-      .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/)
-      .optional()
-      .describe("Base URL that replaces the provider's for this target."),
-    forward_headers: z
-      .array(z.string().min(1).max(256).describe('Header name.'))
-      .max(64)
-      .optional()
-      .describe('Client request headers forwarded to the provider.'),
-    request_timeout: z
-      .int()
-      .min(1)
-      .max(3_600_000)
-      .optional()
-      .describe('Milliseconds before the upstream call is abandoned with 408.'),
-    retry: retry.optional(),
-    cache: cache.optional(),
-    cb_config: circuitBreaker.optional(),
-    strict_open_ai_compliance: z
-      .boolean()
-      .optional()
-      .describe('Drop provider-specific fields from responses so they match the OpenAI schema exactly.'),
-    input_guardrails: guardrailList('beforeRequestHook').optional(),
-    output_guardrails: guardrailList('afterRequestHook').optional(),
-  }
-  if (depth >= MAX_TARGET_DEPTH) return fields
+/** strategy + targets of a level that may still nest. */
+function nestingFields(depth: number) {
   return {
-    ...fields,
     strategy: strategy.optional(),
     targets: z
       .array(target(depth + 1))
@@ -180,35 +192,31 @@ function levelFields(depth: number) {
   }
 }
 
-function target(depth: number): z.ZodType<TargetShape> {
-  const schema = z
-      .strictObject({
-        ...levelFields(depth),
-        name: z.string().min(1).max(255).optional().describe('Target name, used by conditional routing.'),
-        weight: z
-          .number()
-          .min(0)
-          .max(1000)
-          .optional()
-          .describe('Share of traffic in loadbalance mode (relative to the other weights). Default 1.'),
-        on_status_codes: statusCodes('Status codes that count as failure for this target.').optional(),
-      })
-      .describe('One target: a provider call or a nested config.')
-  return depth < MAX_TARGET_DEPTH ? rules(schema, nestingRules) : schema
+function target(depth: number): z.ZodType<ConfigTarget> {
+  if (depth >= MAX_TARGET_DEPTH) return leafTarget
+  return rules(
+    z.strictObject({ ...commonFields, ...targetFields, ...nestingFields(depth) }).describe(TARGET_DESCRIPTION),
+    nestingRules,
+  )
 }
 
+/** A config must do something: the same validity rule the admin API applies. */
 const ROUTING_FIELDS = ['provider', 'targets', 'cache', 'retry', 'request_timeout', 'input_guardrails', 'output_guardrails']
 
+const topLevelRules: Array<Rule<NestingShape & Record<string, unknown>>> = [
+  ...nestingRules,
+  {
+    rule: ROUTING_FIELDS.map((f) => `has(self.${f})`).join(' || '),
+    message: 'a config needs at least one of provider, strategy+targets, cache, retry, request_timeout or guardrails',
+    check: (c) => ROUTING_FIELDS.some((f) => c[f] !== undefined),
+  },
+]
+
 export const routingConfig = rules(
-  z.strictObject(levelFields(0)).describe('The routing config object, in the admin API wire format (snake_case keys).'),
-  [
-    ...nestingRules,
-    {
-      rule: ROUTING_FIELDS.map((f) => `has(self.${f})`).join(' || '),
-      message: 'a config needs at least one of provider, strategy+targets, cache, retry, request_timeout or guardrails',
-      check: (c: object) => ROUTING_FIELDS.some((f) => f in c),
-    },
-  ],
+  z
+    .strictObject({ ...commonFields, ...nestingFields(0) })
+    .describe('The routing config object, in the admin API wire format (snake_case keys).'),
+  topLevelRules,
 )
 
 export const configSpec = z
