@@ -1,6 +1,7 @@
 /** Every provider simulator by name: what the CLI and the benchmark start. */
 import type { ProviderDefinition } from './base.ts'
 import { anthropicProvider } from './anthropic.ts'
+import { azureProvider } from './azure.ts'
 import { bedrockProvider } from './bedrock.ts'
 import { cohereProvider } from './cohere.ts'
 import { googleProvider } from './google.ts'
@@ -9,6 +10,7 @@ import { openaiProvider } from './openai.ts'
 export const providers: Readonly<Record<string, ProviderDefinition>> = {
   openai: openaiProvider,
   anthropic: anthropicProvider,
+  azure: azureProvider,
   bedrock: bedrockProvider,
   cohere: cohereProvider,
   google: googleProvider,

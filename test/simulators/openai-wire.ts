@@ -1,15 +1,13 @@
 /**
- * The OpenAI wire format (chat completions, legacy completions, embeddings, models, errors), shared
- * by the OpenAI, Azure OpenAI and Mistral simulators, which differ only in paths and auth.
+ * The OpenAI wire format apart from chat (see `openai-chat.ts`): errors, usage, legacy completions,
+ * embeddings and models. Shared by the OpenAI, Azure OpenAI and Mistral simulators.
  */
 import type { ErrorAnswer, Exchange, SimulatorOptions, StreamFrame } from './base.ts'
-import { applyStop, asStopList, embeddingVector, estimateTokens, generateAnswer, splitArguments, textOf, vectorToBase64, vectorToNumbers } from './content.ts'
+import { applyStop, asStopList, embeddingVector, estimateTokens, generateAnswer, vectorToBase64, vectorToNumbers } from './content.ts'
 import type { Answer } from './content.ts'
-import { planReply, sequenceId } from './reply.ts'
-import type { Reply, ReplyBlock, ReplyFinish, ToolMode } from './reply.ts'
 import { jsonObject } from './router.ts'
 
-const systemFingerprint = 'fp_simulator'
+export const systemFingerprint = 'fp_simulator'
 
 const errorDefaults: Record<number, { type: string; code: string | null; message: string }> = {
   400: { type: 'invalid_request_error', code: null, message: 'Invalid request.' },
@@ -44,19 +42,31 @@ export function openaiStreamError(status: number, message?: string): StreamFrame
   return `data: ${JSON.stringify(openaiErrorBody(status, message))}\n\n`
 }
 
-function invalid(exchange: Exchange, message: string, param: string | null, code: string | null = null): void {
-  exchange.errorBody(400, openaiErrorBody(400, message, code, param))
+/**
+ * What differs between the services that speak the OpenAI wire format: their error body and the
+ * headers they add to every answer.
+ */
+export interface WireDialect {
+  errorBody(status: number, message: string, code: string | null, param: string | null): unknown
+  headers(exchange: Exchange): Record<string, string> | undefined
+}
+
+export const openaiErrorShape = (status: number, message: string, code: string | null, param: string | null): unknown =>
+  openaiErrorBody(status, message, code, param)
+
+export function invalid(exchange: Exchange, dialect: WireDialect, message: string, param: string | null, code: string | null = null): void {
+  exchange.errorBody(400, dialect.errorBody(400, message, code, param), dialect.headers(exchange))
 }
 
 /** 404 `model_not_found` when the simulator has a model list and `model` is not on it. */
-export function unknownModel(exchange: Exchange, model: string): boolean {
+export function unknownModel(exchange: Exchange, dialect: WireDialect, model: string): boolean {
   const known = exchange.options.models
   if (!known || known.includes(model)) return false
-  exchange.errorBody(404, openaiErrorBody(404, `The model \`${model}\` does not exist or you do not have access to it.`, 'model_not_found'))
+  exchange.errorBody(404, dialect.errorBody(404, `The model \`${model}\` does not exist or you do not have access to it.`, 'model_not_found', 'model'), dialect.headers(exchange))
   return true
 }
 
-interface Usage {
+export interface OpenAIUsage {
   prompt_tokens: number
   completion_tokens: number
   total_tokens: number
@@ -64,7 +74,7 @@ interface Usage {
   completion_tokens_details: { reasoning_tokens: number; audio_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number }
 }
 
-function usageOf(promptTokens: number, answerTokens: number, options: SimulatorOptions): Usage {
+export function usageOf(promptTokens: number, answerTokens: number, options: SimulatorOptions): OpenAIUsage {
   const reasoning = options.reasoningTokens
   const completion = answerTokens + reasoning
   return {
@@ -74,188 +84,6 @@ function usageOf(promptTokens: number, answerTokens: number, options: SimulatorO
     prompt_tokens_details: { cached_tokens: Math.min(options.cachedTokens, promptTokens), audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   }
-}
-
-interface ChatMessageIn {
-  role?: unknown
-  content?: unknown
-}
-
-interface ToolIn {
-  type?: unknown
-  function?: { name?: unknown; parameters?: unknown }
-}
-
-function toolMode(choice: unknown): ToolMode {
-  if (choice === 'none') return 'none'
-  if (choice === 'required') return 'required'
-  const forced = (choice as { function?: { name?: unknown } } | null | undefined)?.function?.name
-  return typeof forced === 'string' ? { name: forced } : 'auto'
-}
-
-function lastUserText(messages: ChatMessageIn[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]?.role === 'user') return textOf(messages[i]!.content)
-  }
-  return ''
-}
-
-function planChat(body: Record<string, unknown>, messages: ChatMessageIn[], options: SimulatorOptions, sequence: number): Reply {
-  let promptCharacters = 0
-  for (const message of messages) promptCharacters += textOf(message?.content).length + 4
-  const tools = Array.isArray(body.tools) ? (body.tools as ToolIn[]).filter((tool) => tool?.type === 'function' && typeof tool.function?.name === 'string') : []
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens
-  return planReply(
-    {
-      prompt: lastUserText(messages),
-      promptCharacters,
-      tools: tools.map((tool) => ({ name: String(tool.function!.name), schema: tool.function!.parameters })),
-      toolMode: toolMode(body.tool_choice),
-      afterToolResult: messages.at(-1)?.role === 'tool',
-      maxTokens: typeof maxTokens === 'number' ? maxTokens : null,
-      stop: asStopList(body.stop),
-      thinking: false,
-      preambleBeforeTool: false,
-    },
-    options,
-    { toolCallId: sequenceId('call_sim', sequence), signature: '' },
-  )
-}
-
-const finishReasons: Record<ReplyFinish, string> = { stop: 'stop', stop_sequence: 'stop', length: 'length', tool_calls: 'tool_calls' }
-
-function toolCallOf(reply: Reply): Extract<ReplyBlock, { type: 'tool_call' }> | undefined {
-  return reply.blocks.find((block): block is Extract<ReplyBlock, { type: 'tool_call' }> => block.type === 'tool_call')
-}
-
-function textPieces(reply: Reply): string[] {
-  return reply.blocks.flatMap((block) => (block.type === 'text' ? block.pieces : []))
-}
-
-export interface ChatIds {
-  id: string
-  created: number
-}
-
-export function chatIds(exchange: Exchange): ChatIds {
-  return { id: `chatcmpl-sim${String(exchange.sequence).padStart(8, '0')}`, created: Math.floor(Date.now() / 1000) }
-}
-
-/** POST chat/completions: validates like OpenAI, then answers JSON or an SSE stream. */
-export async function chatCompletions(exchange: Exchange, responseHeaders?: Record<string, string>): Promise<void> {
-  const body = jsonObject(exchange.request.body)
-  if (!body) return invalid(exchange, 'We could not parse the JSON body of your request.', null)
-  if (typeof body.model !== 'string' || body.model === '') return invalid(exchange, 'you must provide a model parameter', 'model')
-  if (!Array.isArray(body.messages) || body.messages.length === 0) {
-    return invalid(exchange, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array')
-  }
-  if (unknownModel(exchange, body.model)) return
-  const n = typeof body.n === 'number' ? body.n : 1
-  if (n < 1 || n > 128) return invalid(exchange, `Invalid 'n': integer below minimum value. Expected a value >= 1, but got ${n} instead.`, 'n')
-  const messages = body.messages as ChatMessageIn[]
-  const ids = chatIds(exchange)
-  const reply = planChat(body, messages, exchange.options, exchange.sequence)
-  const usage = usageOf(reply.promptTokens, reply.outputTokens * n, exchange.options)
-  const model = body.model
-  if (body.stream === true) {
-    const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true
-    await exchange.stream({
-      contentType: 'text/event-stream; charset=utf-8',
-      headers: responseHeaders,
-      frames: chatStreamFrames({ ids, model, reply, n, usage: includeUsage ? usage : null }),
-    })
-    return
-  }
-  const choices = []
-  for (let index = 0; index < n; index++) choices.push(chatChoice(index, reply))
-  exchange.json(
-    200,
-    { id: ids.id, object: 'chat.completion', created: ids.created, model, choices, usage, service_tier: 'default', system_fingerprint: systemFingerprint },
-    responseHeaders,
-  )
-}
-
-function chatChoice(index: number, reply: Reply): unknown {
-  const call = toolCallOf(reply)
-  const message = call
-    ? {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
-        refusal: null,
-        annotations: [],
-      }
-    : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
-  return { index, message, logprobs: null, finish_reason: finishReasons[reply.finish] }
-}
-
-interface ChatStreamInput {
-  ids: ChatIds
-  model: string
-  reply: Reply
-  n: number
-  /** Present when `stream_options.include_usage` is true: every chunk then carries `usage: null` and a last chunk the totals. */
-  usage: Usage | null
-}
-
-/**
- * The chunks OpenAI streams: a role chunk per choice, content (or tool-call argument) deltas, a
- * finish chunk per choice, the usage chunk with `choices: []` when asked for, then `[DONE]`.
- */
-function* chatStreamFrames(input: ChatStreamInput): Generator<StreamFrame> {
-  const { ids, model, reply, n, usage } = input
-  const withUsage = usage !== null
-  const chunk = (choices: unknown[]): string => {
-    const payload: Record<string, unknown> = {
-      id: ids.id,
-      object: 'chat.completion.chunk',
-      created: ids.created,
-      model,
-      service_tier: 'default',
-      system_fingerprint: systemFingerprint,
-      choices,
-    }
-    if (withUsage) payload.usage = null
-    return `data: ${JSON.stringify(payload)}\n\n`
-  }
-  const choice = (index: number, delta: unknown, finishReason: string | null = null): unknown => ({ index, delta, logprobs: null, finish_reason: finishReason })
-
-  const call = toolCallOf(reply)
-  if (call) {
-    for (let index = 0; index < n; index++) {
-      yield chunk([
-        choice(index, {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
-          refusal: null,
-        }),
-      ])
-    }
-    for (const piece of splitArguments(call.arguments)) {
-      for (let index = 0; index < n; index++) yield chunk([choice(index, { tool_calls: [{ index: 0, function: { arguments: piece } }] })])
-    }
-    for (let index = 0; index < n; index++) yield chunk([choice(index, {}, 'tool_calls')])
-  } else {
-    for (let index = 0; index < n; index++) yield chunk([choice(index, { role: 'assistant', content: '', refusal: null })])
-    for (const piece of textPieces(reply)) {
-      for (let index = 0; index < n; index++) yield chunk([choice(index, { content: piece })])
-    }
-    for (let index = 0; index < n; index++) yield chunk([choice(index, {}, finishReasons[reply.finish])])
-  }
-  if (usage) {
-    yield `data: ${JSON.stringify({
-      id: ids.id,
-      object: 'chat.completion.chunk',
-      created: ids.created,
-      model,
-      service_tier: 'default',
-      system_fingerprint: systemFingerprint,
-      choices: [],
-      usage,
-    })}\n\n`
-  }
-  yield 'data: [DONE]\n\n'
 }
 
 /** The prompts of a legacy completions request: a string, strings, tokens, or token lists. */
@@ -268,14 +96,16 @@ function promptsOf(prompt: unknown): string[] | null {
   return null
 }
 
-/** POST completions (legacy text completions). */
-export async function textCompletions(exchange: Exchange, responseHeaders?: Record<string, string>): Promise<void> {
+/** POST completions (legacy text completions); `pathModel` as in `chatCompletions`. */
+export async function textCompletions(exchange: Exchange, dialect: WireDialect, pathModel?: string): Promise<void> {
+  const responseHeaders = dialect.headers(exchange)
   const body = jsonObject(exchange.request.body)
-  if (!body) return invalid(exchange, 'We could not parse the JSON body of your request.', null)
-  if (typeof body.model !== 'string' || body.model === '') return invalid(exchange, 'you must provide a model parameter', 'model')
+  if (!body) return invalid(exchange, dialect, 'We could not parse the JSON body of your request.', null)
+  const model = pathModel ?? body.model
+  if (typeof model !== 'string' || model === '') return invalid(exchange, dialect, 'you must provide a model parameter', 'model')
   const prompts = promptsOf(body.prompt ?? '<|endoftext|>')
-  if (!prompts) return invalid(exchange, "Invalid 'prompt': expected a string, an array of strings, or token arrays.", 'prompt')
-  if (unknownModel(exchange, body.model)) return
+  if (!prompts) return invalid(exchange, dialect, "Invalid 'prompt': expected a string, an array of strings, or token arrays.", 'prompt')
+  if (pathModel === undefined && unknownModel(exchange, dialect, model)) return
   const n = typeof body.n === 'number' ? body.n : 1
   const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 16
   const echo = body.echo === true
@@ -288,7 +118,6 @@ export async function textCompletions(exchange: Exchange, responseHeaders?: Reco
   let answerTokens = 0
   for (const answer of answers) answerTokens += answer.pieces.length * n
   const usage = usageOf(promptTokens, answerTokens, exchange.options)
-  const model = body.model
   const finishOf = (answer: Answer): string => (answer.truncated ? 'length' : 'stop')
 
   if (body.stream === true) {
@@ -336,25 +165,26 @@ export function embeddingInputs(input: unknown): string[] | null {
 }
 
 /** POST embeddings: deterministic unit vectors, float or base64 (little-endian float32). */
-export function embeddings(exchange: Exchange, responseHeaders?: Record<string, string>): void {
+export function embeddings(exchange: Exchange, dialect: WireDialect, pathModel?: string): void {
+  const responseHeaders = dialect.headers(exchange)
   const body = jsonObject(exchange.request.body)
-  if (!body) return invalid(exchange, 'We could not parse the JSON body of your request.', null)
-  if (typeof body.model !== 'string' || body.model === '') return invalid(exchange, 'you must provide a model parameter', 'model')
+  if (!body) return invalid(exchange, dialect, 'We could not parse the JSON body of your request.', null)
+  const model = pathModel ?? body.model
+  if (typeof model !== 'string' || model === '') return invalid(exchange, dialect, 'you must provide a model parameter', 'model')
   const inputs = embeddingInputs(body.input)
-  if (!inputs) return invalid(exchange, "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", 'input')
-  if (unknownModel(exchange, body.model)) return
-  const model = body.model
+  if (!inputs) return invalid(exchange, dialect, "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", 'input')
+  if (pathModel === undefined && unknownModel(exchange, dialect, model)) return
   let dimensions = defaultDimensions(model)
   if (body.dimensions !== undefined) {
-    if (!model.startsWith('text-embedding-3')) return invalid(exchange, 'This model does not support specifying dimensions.', 'dimensions')
+    if (!model.startsWith('text-embedding-3')) return invalid(exchange, dialect, 'This model does not support specifying dimensions.', 'dimensions')
     if (typeof body.dimensions !== 'number' || body.dimensions < 1 || body.dimensions > dimensions) {
-      return invalid(exchange, `Invalid 'dimensions': expected an integer between 1 and ${dimensions}.`, 'dimensions')
+      return invalid(exchange, dialect, `Invalid 'dimensions': expected an integer between 1 and ${dimensions}.`, 'dimensions')
     }
     dimensions = body.dimensions
   }
   const encoding = body.encoding_format ?? 'float'
   if (encoding !== 'float' && encoding !== 'base64') {
-    return invalid(exchange, `Invalid 'encoding_format': expected 'float' or 'base64', got '${String(encoding)}'.`, 'encoding_format')
+    return invalid(exchange, dialect, `Invalid 'encoding_format': expected 'float' or 'base64', got '${String(encoding)}'.`, 'encoding_format')
   }
   let promptTokens = 0
   const data = inputs.map((text, index) => {

@@ -1,0 +1,227 @@
+/**
+ * `POST chat/completions` in the OpenAI wire format, with the variations of the services that
+ * copy it (Azure OpenAI's content-filter annotations, Mistral's usage and whole tool calls)
+ * expressed as a `ChatDialect` rather than as copies of this module.
+ */
+import type { Exchange, SimulatorOptions, StreamFrame } from './base.ts'
+import { asStopList, splitArguments, textOf } from './content.ts'
+import { invalid, systemFingerprint, unknownModel, usageOf } from './openai-wire.ts'
+import type { WireDialect } from './openai-wire.ts'
+import { planReply, sequenceId } from './reply.ts'
+import type { Reply, ReplyBlock, ReplyFinish, ToolMode } from './reply.ts'
+import { jsonObject } from './router.ts'
+
+export interface ChatDialect extends WireDialect {
+  completionId(sequence: number): string
+  toolCallId(sequence: number): string
+  /** The usage object for `outputTokens` over all choices. */
+  usage(reply: Reply, outputTokens: number, options: SimulatorOptions): Record<string, unknown>
+  /**
+   * `include_usage`: a last chunk with `choices: []` when `stream_options.include_usage` is true
+   * (OpenAI, Azure). `finish_chunk`: always, on the chunk that carries the finish reason (Mistral).
+   */
+  streamUsage: 'include_usage' | 'finish_chunk'
+  /** OpenAI streams a tool call's name first and its arguments in pieces; Mistral sends it whole. */
+  toolArgumentsInPieces: boolean
+  /** Fields added to the response and to every chunk (e.g. `system_fingerprint`). */
+  responseFields: Record<string, unknown>
+  /** Fields added to each answer choice (Azure `content_filter_results`). */
+  choiceFields?: Record<string, unknown>
+  /** Chunks sent before the first choice chunk (Azure's `prompt_filter_results` chunk). */
+  preludeChunks?: (created: number) => unknown[]
+  /** Fields added to the non-streaming response only (Azure `prompt_filter_results`). */
+  completionFields?: Record<string, unknown>
+}
+
+interface ChatMessageIn {
+  role?: unknown
+  content?: unknown
+}
+
+interface ToolIn {
+  type?: unknown
+  function?: { name?: unknown; parameters?: unknown }
+}
+
+function toolMode(choice: unknown): ToolMode {
+  if (choice === 'none') return 'none'
+  // `any` is Mistral's spelling of `required`.
+  if (choice === 'required' || choice === 'any') return 'required'
+  const forced = (choice as { function?: { name?: unknown } } | null | undefined)?.function?.name
+  return typeof forced === 'string' ? { name: forced } : 'auto'
+}
+
+export function lastUserText(messages: ChatMessageIn[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role === 'user') return textOf(messages[i]!.content)
+  }
+  return ''
+}
+
+function planChat(body: Record<string, unknown>, messages: ChatMessageIn[], options: SimulatorOptions, toolCallId: string): Reply {
+  let promptCharacters = 0
+  for (const message of messages) promptCharacters += textOf(message?.content).length + 4
+  const tools = Array.isArray(body.tools) ? (body.tools as ToolIn[]).filter((tool) => tool?.type === 'function' && typeof tool.function?.name === 'string') : []
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens
+  return planReply(
+    {
+      prompt: lastUserText(messages),
+      promptCharacters,
+      tools: tools.map((tool) => ({ name: String(tool.function!.name), schema: tool.function!.parameters })),
+      toolMode: toolMode(body.tool_choice),
+      afterToolResult: messages.at(-1)?.role === 'tool',
+      maxTokens: typeof maxTokens === 'number' ? maxTokens : null,
+      stop: asStopList(body.stop),
+      thinking: false,
+      preambleBeforeTool: false,
+    },
+    options,
+    { toolCallId, signature: '' },
+  )
+}
+
+const finishReasons: Record<ReplyFinish, string> = { stop: 'stop', stop_sequence: 'stop', length: 'length', tool_calls: 'tool_calls' }
+
+type ToolCallBlock = Extract<ReplyBlock, { type: 'tool_call' }>
+
+function toolCallOf(reply: Reply): ToolCallBlock | undefined {
+  return reply.blocks.find((block): block is ToolCallBlock => block.type === 'tool_call')
+}
+
+function textPieces(reply: Reply): string[] {
+  return reply.blocks.flatMap((block) => (block.type === 'text' ? block.pieces : []))
+}
+
+/** OpenAI usage with `prompt_tokens_details` and `completion_tokens_details`. */
+export function detailedUsage(reply: Reply, outputTokens: number, options: SimulatorOptions): Record<string, unknown> {
+  return { ...usageOf(reply.promptTokens, outputTokens, options) }
+}
+
+export const openaiChatDialect: Omit<ChatDialect, 'errorBody' | 'headers'> = {
+  completionId: (sequence) => sequenceId('chatcmpl-sim', sequence),
+  toolCallId: (sequence) => sequenceId('call_sim', sequence),
+  usage: detailedUsage,
+  streamUsage: 'include_usage',
+  toolArgumentsInPieces: true,
+  responseFields: { service_tier: 'default', system_fingerprint: systemFingerprint },
+}
+
+/**
+ * Validates like OpenAI, then answers JSON or an SSE stream. `pathModel` is the model named by the
+ * path (an Azure deployment): the body then needs no `model`.
+ */
+export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, pathModel?: string): Promise<void> {
+  const body = jsonObject(exchange.request.body)
+  if (!body) return invalid(exchange, dialect, 'We could not parse the JSON body of your request.', null)
+  const model = pathModel ?? body.model
+  if (typeof model !== 'string' || model === '') return invalid(exchange, dialect, 'you must provide a model parameter', 'model')
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return invalid(exchange, dialect, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array')
+  }
+  if (pathModel === undefined && unknownModel(exchange, dialect, model)) return
+  const n = typeof body.n === 'number' ? body.n : 1
+  if (!Number.isInteger(n) || n < 1 || n > 128) return invalid(exchange, dialect, `Invalid 'n': expected an integer between 1 and 128, got ${n}.`, 'n')
+  const messages = body.messages as ChatMessageIn[]
+  const reply = planChat(body, messages, exchange.options, dialect.toolCallId(exchange.sequence))
+  const response: ChatResponseInput = {
+    id: dialect.completionId(exchange.sequence),
+    created: Math.floor(Date.now() / 1000),
+    model,
+    reply,
+    n,
+    usage: dialect.usage(reply, reply.outputTokens * n, exchange.options),
+    dialect,
+  }
+  if (body.stream === true) {
+    const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true
+    await exchange.stream({ contentType: 'text/event-stream; charset=utf-8', headers: dialect.headers(exchange), frames: chatStreamFrames(response, includeUsage) })
+    return
+  }
+  const choices = []
+  for (let index = 0; index < n; index++) choices.push(chatChoice(index, reply, dialect))
+  exchange.json(
+    200,
+    {
+      id: response.id,
+      object: 'chat.completion',
+      created: response.created,
+      model: response.model,
+      choices,
+      usage: response.usage,
+      ...dialect.responseFields,
+      ...dialect.completionFields,
+    },
+    dialect.headers(exchange),
+  )
+}
+
+function chatChoice(index: number, reply: Reply, dialect: ChatDialect): unknown {
+  const call = toolCallOf(reply)
+  const message = call
+    ? {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+        refusal: null,
+        annotations: [],
+      }
+    : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
+  return { index, message, logprobs: null, finish_reason: finishReasons[reply.finish], ...dialect.choiceFields }
+}
+
+interface ChatResponseInput {
+  id: string
+  created: number
+  model: string
+  reply: Reply
+  n: number
+  usage: Record<string, unknown>
+  dialect: ChatDialect
+}
+
+/**
+ * The chunks of a streamed answer: a role chunk per choice, content (or tool-call) deltas, a
+ * finish chunk per choice, usage where the dialect puts it, then `[DONE]`.
+ */
+function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Generator<StreamFrame> {
+  const { id, created, model, reply, n, usage, dialect } = input
+  const usageChunk = dialect.streamUsage === 'include_usage' && includeUsage
+  const frame = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
+  const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => {
+    const payload: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model, ...dialect.responseFields, choices }
+    // With include_usage OpenAI sends `usage: null` on every chunk but the last.
+    if (usageChunk) payload.usage = null
+    return frame(extra ? { ...payload, ...extra } : payload)
+  }
+  const choice = (index: number, delta: unknown, finishReason: string | null = null, withFilters = true): unknown => ({
+    index,
+    delta,
+    logprobs: null,
+    finish_reason: finishReason,
+    ...(withFilters ? dialect.choiceFields : undefined),
+  })
+  const eachChoice = function* (delta: unknown, finishReason: string | null = null, withFilters = true): Generator<StreamFrame> {
+    for (let index = 0; index < n; index++) yield chunk([choice(index, delta, finishReason, withFilters)])
+  }
+
+  for (const prelude of dialect.preludeChunks?.(created) ?? []) yield frame(prelude)
+  const call = toolCallOf(reply)
+  if (call && dialect.toolArgumentsInPieces) {
+    yield* eachChoice({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }], refusal: null }, null, false)
+    for (const piece of splitArguments(call.arguments)) yield* eachChoice({ tool_calls: [{ index: 0, function: { arguments: piece } }] })
+  } else if (call) {
+    yield* eachChoice({ role: 'assistant', content: '' }, null, false)
+    yield* eachChoice({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })
+  } else {
+    yield* eachChoice({ role: 'assistant', content: '', refusal: null }, null, false)
+    for (const piece of textPieces(reply)) yield* eachChoice({ content: piece })
+  }
+  const finishReason = finishReasons[reply.finish]
+  if (dialect.streamUsage === 'finish_chunk') {
+    for (let index = 0; index < n; index++) yield chunk([choice(index, {}, finishReason)], index === n - 1 ? { usage } : undefined)
+  } else {
+    yield* eachChoice({}, finishReason)
+  }
+  if (usageChunk) yield frame({ id, object: 'chat.completion.chunk', created, model, ...dialect.responseFields, choices: [], usage })
+  yield 'data: [DONE]\n\n'
+}
