@@ -11,6 +11,7 @@ import { registerAdminForward, type AdminForwarder } from './http/routes/admin-f
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
+import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 
@@ -59,6 +60,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)
+  registerPassthroughRoutes(app, deps)
   registerAdminForward(app, options.adminForwarder)
   return app
 }

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
-import { toGatewayError } from '../errors.ts'
+import { toGatewayError, type GatewayError } from '../errors.ts'
 
 export interface StreamWriteResult {
   completed: boolean
@@ -31,11 +31,22 @@ async function write(response: ServerResponse, text: string): Promise<boolean> {
   return !response.destroyed
 }
 
-export async function pipeSse(response: ServerResponse, chunks: AsyncIterable<unknown>, options: { done?: boolean; eventName?: (chunk: unknown) => string | undefined } = {}): Promise<StreamWriteResult> {
+export interface PipeSseOptions {
+  /** Write the final `data: [DONE]` (OpenAI streams); false for formats without it (Anthropic). */
+  done?: boolean
+  eventName?: (chunk: unknown) => string | undefined
+  /** What a chunk's `data:` line carries; the chunk itself by default. */
+  data?: (chunk: unknown) => unknown
+  /** The body of the final error event; the OpenAI envelope by default. */
+  errorData?: (error: GatewayError) => unknown
+}
+
+export async function pipeSse(response: ServerResponse, chunks: AsyncIterable<unknown>, options: PipeSseOptions = {}): Promise<StreamWriteResult> {
   try {
     for await (const chunk of chunks) {
       const name = options.eventName?.(chunk)
-      const frame = `${name === undefined ? '' : `event: ${name}\n`}data: ${JSON.stringify(chunk)}\n\n`
+      const data = options.data ? options.data(chunk) : chunk
+      const frame = `${name === undefined ? '' : `event: ${name}\n`}data: ${JSON.stringify(data)}\n\n`
       if (!(await write(response, frame))) return { completed: false, error: null }
     }
     if (options.done !== false) await write(response, 'data: [DONE]\n\n')
@@ -43,8 +54,46 @@ export async function pipeSse(response: ServerResponse, chunks: AsyncIterable<un
     return { completed: true, error: null }
   } catch (error) {
     if (!response.destroyed) {
-      const body = toGatewayError(error).toBody()
+      const gatewayError = toGatewayError(error)
+      const body = options.errorData ? options.errorData(gatewayError) : gatewayError.toBody()
       response.end(`${options.eventName ? 'event: error\n' : ''}data: ${JSON.stringify(body)}\n\n`)
+    }
+    return { completed: false, error }
+  }
+}
+
+const LF = 0x0a
+
+/** Whether the bytes so far end an event (a blank line), so an error event can follow directly. */
+function endsWithBlankLine(chunk: Buffer): boolean {
+  const last = chunk.length - 1
+  return chunk[last] === LF && (chunk[last - 1] === LF || (chunk[last - 1] === 0x0d && chunk[last - 2] === LF))
+}
+
+/**
+ * Relays an upstream event stream byte for byte (passthrough routes: Responses, Assistants runs),
+ * event names included. A failure mid-way closes any half-written event and ends with a named
+ * error event, the form those APIs use for in-band errors.
+ */
+export async function relaySseBytes(
+  response: ServerResponse,
+  bytes: AsyncIterable<Uint8Array>,
+  toError: (error: unknown) => GatewayError = toGatewayError,
+): Promise<StreamWriteResult> {
+  let endsCleanly = true
+  try {
+    for await (const piece of bytes) {
+      if (response.destroyed) return { completed: false, error: null }
+      const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength)
+      if (chunk.length > 0) endsCleanly = endsWithBlankLine(chunk)
+      if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')])
+    }
+    response.end()
+    return { completed: !response.destroyed, error: null }
+  } catch (error) {
+    if (!response.destroyed) {
+      const body = toError(error).toBody()
+      response.end(`${endsCleanly ? '' : '\n\n'}event: error\ndata: ${JSON.stringify(body)}\n\n`)
     }
     return { completed: false, error }
   }

@@ -38,7 +38,8 @@ export interface AttemptOptions {
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 
-async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
+/** An error answer, bounded: JSON when it parses, else its text. */
+export async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
   let text = ''
   for await (const chunk of response.body) {
     text += Buffer.from(chunk).toString('utf8')

@@ -3,6 +3,7 @@
  * with connect, first-byte (headers) and idle (body) timeouts. Bodies stream in both directions;
  * a client disconnect aborts the upstream request through `signal`.
  */
+import { Readable } from 'node:stream'
 import { Pool, errors as undiciErrors } from 'undici'
 import type { Dispatcher } from 'undici'
 import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
@@ -53,9 +54,14 @@ export function createPool(origin: string, timeouts: UpstreamTimeouts, maxConnec
 
 const encoder = new TextEncoder()
 
-function encodeBody(body: unknown): Uint8Array | undefined {
+/** Raw bytes and streams (multipart uploads relayed as they arrive) are sent as they are; anything else is JSON. */
+function isRawBody(body: unknown): body is Uint8Array | Readable {
+  return body instanceof Uint8Array || body instanceof Readable
+}
+
+function encodeBody(body: unknown): Uint8Array | Readable | undefined {
   if (body === undefined) return undefined
-  if (body instanceof Uint8Array) return body
+  if (isRawBody(body)) return body
   return encoder.encode(JSON.stringify(body))
 }
 
@@ -83,9 +89,11 @@ export async function sendUpstream(endpoint: UpstreamEndpoint, request: Upstream
     method: request.method,
     url: joinUrl(endpoint.baseUrl, request.path),
     headers: { ...request.headers },
-    body,
+    // A streamed body cannot be hashed before it is sent: only schemes that do not sign the payload
+    // (bearer, header) may be used with one, which is what OpenAI-shaped passthrough providers use.
+    body: body instanceof Readable ? undefined : body,
   }
-  if (body !== undefined && !(request.body instanceof Uint8Array) && signable.headers['content-type'] === undefined) {
+  if (body !== undefined && !isRawBody(request.body) && signable.headers['content-type'] === undefined) {
     signable.headers['content-type'] = 'application/json'
   }
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
