@@ -8,7 +8,9 @@ import { startSimulator } from './base.ts'
 import type { Exchange, ProviderDefinition, Simulator, SimulatorOptions } from './base.ts'
 import { bearerToken, isAccepted, maskKey } from './content.ts'
 import { openaiExtraRoutes } from './openai-extra.ts'
-import { chatCompletions, embeddings, listModels, openaiErrorAnswer, openaiErrorBody, openaiStreamError, retrieveModel, textCompletions } from './openai-wire.ts'
+import { chatCompletions, openaiChatDialect } from './openai-chat.ts'
+import type { ChatDialect } from './openai-chat.ts'
+import { embeddings, listModels, openaiErrorAnswer, openaiErrorBody, openaiErrorShape, openaiStreamError, retrieveModel, textCompletions } from './openai-wire.ts'
 import { dispatch } from './router.ts'
 import type { Route } from './router.ts'
 
@@ -39,10 +41,12 @@ export function checkBearer(exchange: Exchange): boolean {
   return false
 }
 
+const dialect: ChatDialect = { ...openaiChatDialect, errorBody: openaiErrorShape, headers: responseHeaders }
+
 const routes: Route[] = [
-  { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handle: (exchange) => chatCompletions(exchange, responseHeaders(exchange)) },
-  { method: 'POST', pattern: /^\/v1\/completions$/, handle: (exchange) => textCompletions(exchange, responseHeaders(exchange)) },
-  { method: 'POST', pattern: /^\/v1\/embeddings$/, handle: (exchange) => embeddings(exchange, responseHeaders(exchange)) },
+  { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handle: (exchange) => chatCompletions(exchange, dialect) },
+  { method: 'POST', pattern: /^\/v1\/completions$/, handle: (exchange) => textCompletions(exchange, dialect) },
+  { method: 'POST', pattern: /^\/v1\/embeddings$/, handle: (exchange) => embeddings(exchange, dialect) },
   { method: 'GET', pattern: /^\/v1\/models$/, handle: (exchange) => listModels(exchange, 'openai') },
   { method: 'GET', pattern: /^\/v1\/models\/([^/]+)$/, handle: (exchange, [id]) => retrieveModel(exchange, id!, 'openai') },
   ...openaiExtraRoutes,
