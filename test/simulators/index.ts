@@ -5,6 +5,7 @@ import { azureProvider } from './azure.ts'
 import { bedrockProvider } from './bedrock.ts'
 import { cohereProvider } from './cohere.ts'
 import { googleProvider } from './google.ts'
+import { mistralProvider } from './mistral.ts'
 import { openaiProvider } from './openai.ts'
 
 export const providers: Readonly<Record<string, ProviderDefinition>> = {
@@ -14,6 +15,7 @@ export const providers: Readonly<Record<string, ProviderDefinition>> = {
   bedrock: bedrockProvider,
   cohere: cohereProvider,
   google: googleProvider,
+  mistral: mistralProvider,
 }
 
 export { startSimulator } from './base.ts'

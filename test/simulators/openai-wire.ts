@@ -203,8 +203,8 @@ export function modelObject(id: string, ownedBy: string): unknown {
   return { id, object: 'model', created: modelCreated, owned_by: ownedBy }
 }
 
-export function listModels(exchange: Exchange, ownedBy: string): void {
-  const ids = exchange.options.models ?? defaultOpenAIModels
+export function listModels(exchange: Exchange, ownedBy: string, defaults: readonly string[] = defaultOpenAIModels): void {
+  const ids = exchange.options.models ?? defaults
   exchange.json(200, { object: 'list', data: ids.map((id) => modelObject(id, ownedBy)) })
 }
 
