@@ -179,12 +179,12 @@ export interface EmbeddingsResponse {
 
 /**
  * Rerank, in Cohere's shape (the de-facto standard other rerank APIs copy). Documents are strings or
- * objects with a `text` field.
+ * objects (usually with a `text` field; structured records are ranked on their JSON).
  */
 export interface RerankRequest {
   model: string
   query: string
-  documents: Array<string | { text: string; [key: string]: unknown }>
+  documents: Array<string | Record<string, unknown>>
   top_n?: number | null
   return_documents?: boolean | null
   max_tokens_per_doc?: number | null

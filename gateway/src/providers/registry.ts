@@ -4,14 +4,24 @@
  */
 import type { ProviderAdapter } from './adapter.ts'
 import { anthropic } from './anthropic/index.ts'
+import { azureOpenAI } from './azure-openai/index.ts'
 import { bedrock } from './bedrock/index.ts'
+import { cohere } from './cohere/index.ts'
+import { google } from './google/index.ts'
+import { mistralAI } from './mistral-ai/index.ts'
 import { openai } from './openai/index.ts'
 import { openAICompatibleAdapters } from './openai-compatible.ts'
+import { vertexAI } from './vertex-ai/index.ts'
 
 const families: Record<string, ProviderAdapter> = {
   openai,
   anthropic,
   bedrock,
+  google,
+  'vertex-ai': vertexAI,
+  cohere,
+  'azure-openai': azureOpenAI,
+  'mistral-ai': mistralAI,
 }
 
 const adapters: ReadonlyMap<string, ProviderAdapter> = new Map(Object.entries({ ...openAICompatibleAdapters, ...families }))
