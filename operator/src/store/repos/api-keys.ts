@@ -158,8 +158,8 @@ export interface ApiKeyPatch {
 export interface ApiKeyFilter {
   workspaceId?: string
   userId?: string
-  /** A user-scoped caller may list only its own keys plus service keys it may see. */
-  visibleToUserId?: string
+  /** Restrict to these `type/subtype` kinds, e.g. `workspace/user`. */
+  kinds?: string[]
 }
 
 export class ApiKeyRepository {
@@ -210,7 +210,7 @@ export class ApiKeyRepository {
   async list(organizationId: string, filter: ApiKeyFilter, page: number, pageSize: number): Promise<{ total: number; data: ApiKeyRecord[] }> {
     const where = new Where().add('organization_id = ?', organizationId).add("status <> 'revoked'")
       .maybe('workspace_id = ?', filter.workspaceId).maybe('user_id = ?', filter.userId)
-    if (filter.visibleToUserId !== undefined) where.add("(subtype = 'service' OR user_id = ?)", filter.visibleToUserId)
+    if (filter.kinds !== undefined) where.add("(type || '/' || subtype) = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))", json(filter.kinds))
     const count = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM api_keys${where.sql}`, where.params)
     const rows = await this.#db.query<Row>(`SELECT * FROM api_keys${where.sql} ORDER BY created_at, id` + where.page(page, pageSize), where.params)
     return { total: count[0]?.n ?? 0, data: rows.map(toRecord) }
@@ -241,12 +241,18 @@ export class ApiKeyRepository {
    * New secret under the same id. The current secret becomes the previous one until
    * `transitionEndsAt`; a secret still in an older transition is dropped at once (two at most).
    */
-  async rotate(organizationId: string, id: string, input: { keyHash: string; keyHint: string; transitionEndsAt: string; nextRotationAt: string | null; now: string }): Promise<ApiKeyRecord | null> {
+  async rotate(
+    organizationId: string,
+    id: string,
+    input: { keyHash: string; keyHint: string; transitionEndsAt: string; nextRotationAt: string | null; now: string; expectedKeyHash: string },
+  ): Promise<ApiKeyRecord | null> {
+    // expectedKeyHash makes rotation compare-and-set: of two replicas' workers (or a worker and a
+    // manual rotate) racing on one key, only one wins and the other sees null.
     const rows = await this.#db.query<Row>(
       `UPDATE api_keys SET previous_key_hash = key_hash, previous_key_hint = key_hint, previous_key_expires_at = $5::timestamptz,
          key_hash = $3, key_hint = $4, next_rotation_at = $6::timestamptz, last_rotated_at = $7::timestamptz, updated_at = now()
-       WHERE organization_id = $1 AND id = $2 AND status = 'active' RETURNING *`,
-      [organizationId, id, input.keyHash, input.keyHint, input.transitionEndsAt, input.nextRotationAt, input.now],
+       WHERE organization_id = $1 AND id = $2 AND status = 'active' AND key_hash = $8 RETURNING *`,
+      [organizationId, id, input.keyHash, input.keyHint, input.transitionEndsAt, input.nextRotationAt, input.now, input.expectedKeyHash],
     )
     if (!rows[0]) return null
     this.#sink.add({ resource: 'api_key', action: 'rotated', id })

@@ -129,6 +129,12 @@ export class WorkspaceRepository {
     return rows[0] ? toRecord(rows[0]) : null
   }
 
+  /** Row lock for the rest of the transaction (serialises per-workspace caps such as user key counts). */
+  async lock(organizationId: string, id: string): Promise<WorkspaceRecord | null> {
+    const rows = await this.#db.query<Row>('SELECT * FROM workspaces WHERE organization_id = $1 AND id = $2 FOR UPDATE', [organizationId, id])
+    return rows[0] ? toRecord(rows[0]) : null
+  }
+
   async listAll(organizationId: string): Promise<WorkspaceRecord[]> {
     const rows = await this.#db.query<Row>('SELECT * FROM workspaces WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
     return rows.map(toRecord)

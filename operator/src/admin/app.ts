@@ -1,0 +1,124 @@
+/**
+ * The admin API as a Fastify 5 instance (never listening itself: the embedded process and the
+ * control-plane process mount or serve it).
+ *
+ *   buildAdminApp({ store, pepper, logger?, jwt?: { jwksUrl, issuer, audience }, clock?, routeModules? })
+ *
+ * Every route is authenticated: `x-gateway-api-key: <key>` or `Authorization: Bearer <key or JWT>`.
+ * What a credential may do is decided per route by identity/capabilities.ts and identity/api-keys.ts.
+ * Errors use the envelope {"error":{"message","type","param","code"}} with AB codes. Every
+ * mutating request, and every JWT failure, is written to the audit log.
+ */
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { type Clock, systemClock } from '../clock.ts'
+import { AdminError } from '../errors.ts'
+import { authenticate, credentialKind, extractCredential, type AuthenticatorDeps } from '../identity/authenticate.ts'
+import { assertPepper, ensureOrganization } from '../identity/bootstrap.ts'
+import { JwtVerifier, type JwtOptions } from '../identity/jwt.ts'
+import type { Store } from '../store/index.ts'
+import { isMutating, recordAuthFailure, recordRequest } from './audit.ts'
+import type { AdminContext } from './context.ts'
+import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
+
+export interface AdminAppDeps {
+  store: Store
+  /** HMAC pepper for API keys (GATEHOUSE_KEY_PEPPER), at least 32 characters. */
+  pepper: string
+  logger?: FastifyBaseLogger
+  jwt?: JwtOptions
+  /** Use a prepared verifier (tests, or sharing one JWKS cache with the gateway). */
+  jwtVerifier?: JwtVerifier
+  clock?: Clock
+  routeModules?: readonly AdminRouteModule[]
+}
+
+const BODY_LIMIT_BYTES = 1024 * 1024
+
+function toAdminError(error: unknown): AdminError {
+  if (error instanceof AdminError) return error
+  const fastifyError = error as Partial<FastifyError> & { code?: string }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    // Malformed JSON, wrong content type, body too large: the client's mistake, said plainly.
+    return new AdminError('AB01', fastifyError.message ?? 'invalid request', { param: '(body)', status: fastifyError.statusCode })
+  }
+  const pgCode = fastifyError.code
+  if (pgCode === '23505') return new AdminError('AB07', 'a resource with the same unique value already exists')
+  if (pgCode === '23514' || pgCode === '22001') return new AdminError('AB01', 'a value is outside its allowed range', { param: '(body)' })
+  if (pgCode === '23503') return new AdminError('AB01', 'a referenced resource does not exist', { param: '(body)' })
+  if (pgCode === 'ECONNREFUSED' || pgCode === 'ETIMEDOUT' || pgCode === '57P01' || pgCode === '08006' || pgCode === '08001') {
+    return new AdminError('dependency_unavailable', 'the admin store is unavailable; retry shortly', { headers: { 'retry-after': '2' } })
+  }
+  return new AdminError('AB04', 'internal error')
+}
+
+export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
+  assertPepper(deps.pepper)
+  const clock = deps.clock ?? systemClock
+  const jwt = deps.jwtVerifier ?? (deps.jwt ? new JwtVerifier(deps.jwt, clock) : null)
+  let organizationId: Promise<string> | null = null
+  const ctx: AdminContext = {
+    store: deps.store,
+    pepper: deps.pepper,
+    clock,
+    jwt,
+    organizationId: () => {
+      organizationId ??= ensureOrganization(deps.store).then((org) => org.id).catch((error: unknown) => {
+        organizationId = null
+        throw error
+      })
+      return organizationId
+    },
+  }
+  const authDeps: AuthenticatorDeps = { store: deps.store, pepper: deps.pepper, clock, jwt, organizationId: ctx.organizationId }
+
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: () => randomUUID(),
+  })
+  app.decorateRequest('principal', null)
+  app.decorateRequest('auditTarget', null)
+
+  app.addHook('onRequest', async (request) => {
+    const credential = extractCredential({ apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization })
+    try {
+      request.principal = await authenticate(authDeps, { apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization })
+    } catch (error) {
+      const failure = toAdminError(error)
+      if (credential && credentialKind(credential) === 'jwt') {
+        await recordAuthFailure(deps.store, await ctx.organizationId(), request, 'jwt', failure.message, failure.status).catch((auditError: unknown) => request.log.error({ err: auditError }, 'audit write failed'))
+      }
+      throw failure
+    }
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.principal && isMutating(request.method)) {
+      try {
+        await recordRequest(deps.store, request.principal.organizationId, request, reply)
+      } catch (error) {
+        request.log.error({ err: error }, 'audit write failed')
+      }
+    }
+    reply.header('x-request-id', request.id)
+    return payload
+  })
+
+  app.setErrorHandler((error, request, reply) => {
+    const adminError = toAdminError(error)
+    if (adminError.status >= 500) request.log.error({ err: error }, 'admin request failed')
+    void reply.status(adminError.status).headers(adminError.headers).send(adminError.toBody())
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const error = new AdminError('AB08', `no admin route ${request.method} ${request.url.split('?')[0]}`)
+    void reply.status(error.status).send(error.toBody())
+  })
+
+  for (const module of deps.routeModules ?? adminRouteModules) {
+    for (const prefix of module.prefixes) {
+      void app.register(async (scope) => module.register(scope, ctx), { prefix })
+    }
+  }
+  return app
+}

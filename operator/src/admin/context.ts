@@ -1,0 +1,30 @@
+/** What every admin route module receives, and what the app attaches to each request. */
+import type { Clock } from '../clock.ts'
+import type { Principal } from '../identity/principal.ts'
+import type { JwtVerifier } from '../identity/jwt.ts'
+import type { Store } from '../store/index.ts'
+
+export interface AdminContext {
+  store: Store
+  pepper: string
+  clock: Clock
+  jwt: JwtVerifier | null
+  /** The installation's organisation id (created at first start). */
+  organizationId(): Promise<string>
+}
+
+/** What a handler tells the audit hook about the change it made. */
+export interface AuditTarget {
+  action: string
+  resourceType: string
+  resourceId?: string | null
+  workspaceId?: string | null
+  details?: Record<string, unknown>
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null
+    auditTarget: AuditTarget | null
+  }
+}

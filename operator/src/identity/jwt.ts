@@ -1,0 +1,127 @@
+/**
+ * JWT authentication, the alternative to API keys. Tokens are verified against the configured JWKS
+ * with asymmetric algorithms only; `exp`, `iat`, `iss` and `aud` are required (issuer and audience
+ * must be configured, or construction fails). Claims map to identity like this:
+ *
+ *   sub                 the user: matched to users.external_subject, else users.id, else (first
+ *                       sign-in) the user with the token's `email`, whose subject is then recorded;
+ *                       a pending invite for that email is accepted on first sign-in
+ *   workspace_id        optional; confines the token to one workspace (id or slug)
+ *   scope | scopes      optional; space-separated string or array; intersected with the role's rights
+ *   auth_time | iat     session start; older than session_settings.max_session_ttl -> refused
+ */
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import type { Clock } from '../clock.ts'
+import { AdminError, unauthenticated } from '../errors.ts'
+import type { Store, UserRecord } from '../store/index.ts'
+import { JwksCache, JwksUnavailableError } from './jwks-cache.ts'
+import { maxSessionTtlSeconds } from './settings.ts'
+
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const CLOCK_TOLERANCE_SECONDS = 60
+
+export interface JwtOptions {
+  jwksUrl: string
+  issuer: string
+  audience: string
+}
+
+export interface JwtIdentity {
+  user: UserRecord
+  workspaceClaim: string | null
+  scopes: string[] | null
+}
+
+export class JwtVerifier {
+  readonly #options: JwtOptions
+  readonly #clock: Clock
+  readonly jwks: JwksCache
+
+  constructor(options: JwtOptions, clock: Clock, jwks?: JwksCache) {
+    if (!options.jwksUrl || !options.issuer || !options.audience) throw new Error('JWT authentication needs jwksUrl, issuer and audience')
+    this.#options = options
+    this.#clock = clock
+    this.jwks = jwks ?? new JwksCache({ url: options.jwksUrl, clock })
+  }
+
+  async verify(token: string, store: Store, organizationId: string): Promise<JwtIdentity> {
+    let payload: JWTPayload
+    try {
+      ;({ payload } = await jwtVerify(token, this.jwks.getKey, {
+        algorithms: ASYMMETRIC_ALGORITHMS,
+        issuer: this.#options.issuer,
+        audience: this.#options.audience,
+        requiredClaims: ['exp', 'iat', 'sub'],
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: this.#clock(),
+      }))
+    } catch (error) {
+      throw describeJoseError(error)
+    }
+    const organisation = await store.organizations.get(organizationId)
+    const ttlSeconds = maxSessionTtlSeconds(organisation?.settings)
+    const started = typeof payload.auth_time === 'number' ? payload.auth_time : payload.iat!
+    if (this.#clock().getTime() / 1000 - started > ttlSeconds + CLOCK_TOLERANCE_SECONDS) {
+      throw new AdminError('AB05', `session is older than the organisation's max_session_ttl (${ttlSeconds} s); sign in again`)
+    }
+    const user = await resolveUser(store, organizationId, payload, this.#clock())
+    return { user, workspaceClaim: stringClaim(payload, 'workspace_id'), scopes: scopesClaim(payload) }
+  }
+}
+
+function stringClaim(payload: JWTPayload, name: string): string | null {
+  const value = payload[name]
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'string' || value.length === 0) throw unauthenticated(`JWT claim ${name} must be a non-empty string`)
+  return value
+}
+
+function scopesClaim(payload: JWTPayload): string[] | null {
+  if (typeof payload.scope === 'string') return payload.scope.split(' ').filter(Boolean)
+  if (payload.scopes === undefined) return null
+  // An unexpected claim type is refused, never mapped to a default role.
+  if (!Array.isArray(payload.scopes) || !payload.scopes.every((s) => typeof s === 'string')) throw unauthenticated('JWT claim scopes must be an array of strings')
+  return payload.scopes as string[]
+}
+
+async function resolveUser(store: Store, organizationId: string, payload: JWTPayload, now: Date): Promise<UserRecord> {
+  const subject = payload.sub!
+  const bySubject = (await store.users.findBySubject(organizationId, subject)) ?? (await store.users.get(organizationId, subject))
+  if (bySubject) return active(bySubject)
+  const email = stringClaim(payload, 'email')
+  if (email) {
+    const byEmail = await store.users.findByEmail(organizationId, email)
+    if (byEmail) {
+      if (byEmail.externalSubject !== null) throw unauthenticated('this email is linked to another identity')
+      return active((await store.users.update(organizationId, byEmail.id, { externalSubject: subject }))!)
+    }
+    const invite = await store.invites.pendingFor(organizationId, email, now)
+    if (invite) {
+      return store.transaction(async (tx) => {
+        const user = await tx.users.create({ organizationId, email, role: invite.role, externalSubject: subject })
+        for (const grant of invite.workspaces) await tx.members.upsert(grant.workspace_id, user.id, grant.role)
+        await tx.invites.setStatus(organizationId, invite.id, 'accepted')
+        return user
+      })
+    }
+  }
+  throw unauthenticated('the token\'s subject is not a user of this organisation')
+}
+
+function active(user: UserRecord): UserRecord {
+  if (user.status !== 'active') throw unauthenticated('this user is disabled')
+  return user
+}
+
+function describeJoseError(error: unknown): AdminError {
+  if (error instanceof JwksUnavailableError) {
+    return new AdminError('dependency_unavailable', 'the identity provider\'s key set is unavailable; retry shortly', { headers: { 'retry-after': '5' } })
+  }
+  if (error instanceof joseErrors.JWTExpired) return unauthenticated('JWT has expired')
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return unauthenticated(`JWT claim ${error.claim} is invalid: ${error.reason}`)
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return unauthenticated('JWT algorithm is not allowed; only asymmetric algorithms are accepted')
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return unauthenticated('JWT is signed with a key that is not in the configured JWKS')
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return unauthenticated('JWT signature verification failed')
+  if (error instanceof joseErrors.JOSEError) return unauthenticated(`JWT is invalid (${error.code})`)
+  return unauthenticated('JWT is invalid')
+}

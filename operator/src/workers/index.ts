@@ -1,0 +1,42 @@
+/**
+ * Background workers of the control plane: key expiry and scheduled key rotation.
+ *
+ *   const stop = startWorkers({ store, pepper, logger, clock? })
+ *
+ * Scheduled rotation mints keys, so it needs the pepper; without one it is not started (and says
+ * so in the log).
+ */
+import type { Logger } from 'pino'
+import { type Clock, systemClock } from '../clock.ts'
+import type { RotatedKey } from '../identity/api-keys.ts'
+import type { Store } from '../store/index.ts'
+import { createKeyExpiryWorker } from './key-expiry.ts'
+import { createKeyRotationWorker } from './key-rotation.ts'
+
+export interface WorkerOptions {
+  store: Store
+  pepper?: string
+  logger: Pick<Logger, 'error' | 'warn' | 'info'>
+  clock?: Clock
+  onRotated?: (rotated: RotatedKey) => void | Promise<void>
+}
+
+export function startWorkers(options: WorkerOptions): () => void {
+  const clock = options.clock ?? systemClock
+  const onError = (worker: string) => (error: unknown) => options.logger.error({ err: error, worker }, 'background worker run failed')
+  const stops = [createKeyExpiryWorker({ store: options.store, clock, onError: onError('key-expiry') }).start()]
+  if (options.pepper) {
+    const onRotated = options.onRotated ?? ((rotated: RotatedKey) => {
+      options.logger.info({ keyId: rotated.key.id, transitionEndsAt: rotated.transitionEndsAt }, 'API key rotated on schedule')
+    })
+    stops.push(createKeyRotationWorker({ store: options.store, pepper: options.pepper, clock, onRotated, onError: onError('key-rotation') }).start())
+  } else {
+    options.logger.warn('scheduled API key rotation is off: startWorkers was given no pepper')
+  }
+  return () => {
+    for (const stop of stops) stop()
+  }
+}
+
+export { createKeyExpiryWorker } from './key-expiry.ts'
+export { createKeyRotationWorker } from './key-rotation.ts'
