@@ -87,7 +87,10 @@ describe('Mistral chat responses', () => {
   })
 
   it('streams with normalised deltas, usage and finish reason', () => {
-    const result = runStream(mistralAI.chat!.stream, fixture<UpstreamEvent[]>(import.meta.url, 'stream.sse.json'))
+    const events = fixture<UpstreamEvent[]>(import.meta.url, 'stream.sse.json')
+    const original = structuredClone(events)
+    const result = runStream(mistralAI.chat!.stream, events)
+    expect(events).toEqual(original)
     expect(result.chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
       { role: 'assistant', content: '' },
       { content: '', reasoning_content: 'Hmm.' },

@@ -65,6 +65,10 @@ function normaliseChoices(choices: unknown, field: 'message' | 'delta'): FinishR
   return first
 }
 
+function needsNormalising(choices: unknown): boolean {
+  return Array.isArray(choices) && choices.some((choice) => isRecord(choice) && (choice.finish_reason != null || (isRecord(choice.delta) && Array.isArray(choice.delta.content))))
+}
+
 export function fromMistralChat(body: unknown): ChatResponse {
   if (!isRecord(body) || !Array.isArray(body.choices)) throw new MalformedResponseError('expected a Mistral chat completion')
   const response = structuredClone(body)
@@ -81,7 +85,8 @@ export const mistralStream: StreamTransform<MistralStreamState, ChatChunk> = {
   start: () => ({ usage: emptyUsage(), finishReason: { unified: 'other' } }),
   step(state, event) {
     if (!isRecord(event.data)) return []
-    const chunk = event.data
+    // Events are the caller's: rewritten on a copy, and only when a choice needs it (most chunks pass as they are).
+    const chunk = needsNormalising(event.data.choices) ? structuredClone(event.data) : event.data
     const reason = normaliseChoices(chunk.choices, 'delta')
     if (reason) state.finishReason = reason
     if (isRecord(chunk.usage)) state.usage = usageFromOpenAI(chunk.usage as unknown as OpenAIUsage)
