@@ -147,14 +147,29 @@ export class Exchange {
     this.raw(status, 'application/json', JSON.stringify(body), headers)
   }
 
+  /**
+   * A complete answer. Under a stall or reset fault the body counts as two chunks (its halves), so
+   * `stallAfterChunks: 0` hangs after the headers and `resetAfterChunks: 1` cuts the JSON in half.
+   */
   raw(status: number, contentType: string, payload: string | Uint8Array, headers?: Record<string, string>): void {
     if (this.#state.closed) return
     const res = this.#res
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload
     res.statusCode = status
     res.setHeader('content-type', contentType)
-    res.setHeader('content-length', typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength)
+    res.setHeader('content-length', bytes.byteLength)
     if (headers) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
-    res.end(payload)
+    const fault = this.fault
+    const cutAfter = fault?.stallAfterChunks ?? fault?.resetAfterChunks
+    if (cutAfter === undefined) {
+      res.end(bytes)
+      return
+    }
+    res.flushHeaders()
+    const half = Math.floor(bytes.byteLength / 2)
+    const halves = [bytes.subarray(0, half), bytes.subarray(half)]
+    for (const part of halves.slice(0, cutAfter)) res.write(part)
+    if (fault?.resetAfterChunks !== undefined) cutConnection(res, this.#state)
   }
 
   /** Answer the provider's error shape for `status`. */
@@ -192,7 +207,7 @@ export class Exchange {
         res.end(this.#provider.streamErrorFrame(fault.status ?? 500, fault.message))
         return
       }
-      if (sent > 0 && interval > 0) await sleep(interval)
+      if (sent > 0 && interval > 0) await pause(interval, state)
       if (state.closed) return
       if (!res.write(frame)) await drained(res, state)
       sent++
@@ -211,6 +226,8 @@ export class Exchange {
 interface ResponseState {
   /** The response is over from our side: finished, or the connection is gone. */
   closed: boolean
+  /** Called once when the response closes (pending pauses end early). */
+  onClose: Set<() => void>
   /** We destroyed the connection ourselves (a scripted reset), so its close is not the client's. */
   closedBySimulator: boolean
 }
@@ -260,11 +277,12 @@ export async function startSimulator(provider: ProviderDefinition, overrides: Pa
   }
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const state: ResponseState = { closed: false, closedBySimulator: false }
+    const state: ResponseState = { closed: false, closedBySimulator: false, onClose: new Set() }
     const request = await readRequest(req)
     res.on('close', () => {
       const abandoned = !res.writableFinished && !state.closedBySimulator
       state.closed = true
+      for (const wake of [...state.onClose]) wake()
       if (abandoned) {
         closedEarly++
         events.emit('closedEarly', request)
@@ -278,7 +296,7 @@ export async function startSimulator(provider: ProviderDefinition, overrides: Pa
       return
     }
     const delayMs = options.latencyMs + (fault?.firstByteDelayMs ?? 0)
-    if (delayMs > 0) await sleep(delayMs)
+    if (delayMs > 0) await pause(delayMs, state)
     if (state.closed) return
     const exchange = new Exchange(request, options, fault, ++sequence, res, provider, state)
     const isStreamFault = fault?.errorAfterChunks !== undefined
@@ -386,8 +404,17 @@ function parseBody(headers: IncomingHttpHeaders, rawBody: Buffer): unknown {
   return rawBody
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
+/** Waits `ms`, or less when the response closes first, so no timer outlives its connection. */
+function pause(ms: number, state: ResponseState): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms)
+    state.onClose.add(done)
+    function done(): void {
+      clearTimeout(timer)
+      state.onClose.delete(done)
+      resolve()
+    }
+  })
 }
 
 function drained(res: ServerResponse, state: ResponseState): Promise<void> {
