@@ -63,7 +63,14 @@ export function compileRuntime(
       problems.push({ path: `providers.${index}.kind`, message: `unknown provider kind '${record.kind}'` })
       return
     }
-    const base = record.baseUrl ?? adapter.defaultBaseUrl
+    let base: string | null
+    try {
+      // Providers addressed by their options (Azure resource, Vertex location, Bedrock region) derive a default.
+      base = record.baseUrl ?? adapter.baseUrlFor?.(record.options) ?? adapter.defaultBaseUrl
+    } catch (error) {
+      problems.push({ path: `providers.${index}.options`, message: error instanceof Error ? error.message : String(error) })
+      return
+    }
     if (!base) {
       problems.push({ path: `providers.${index}.baseUrl`, message: `provider kind '${record.kind}' has no default address; set baseUrl` })
       return
