@@ -1,0 +1,294 @@
+/**
+ * `make bench`: one bounded loopback run comparing, for non-streaming and streaming chat,
+ *  - direct: the load generator → the OpenAI simulator;
+ *  - bare: → the thinnest Node proxy (node:http + undici Pool.stream), the Node floor;
+ *  - gatehouse: → Gatehouse with authentication on.
+ * Each scenario runs every target in turn (interleaved) after a warm-up. The load generator is its
+ * own process; with `taskset` it runs on core 0 and the servers on core 1 ("layout B" of
+ * shared/reference/performance.md). Prints a table, the ratios and PASS/FAIL for the acceptance
+ * targets, and writes bench-results/<timestamp>.json and bench-results/latest.json. A missed
+ * target is reported, never an exit status: only a broken run fails.
+ *
+ *   node test/bench/run.ts [--duration-s 8] [--warmup-s 2] [--paced-rate 800] [--profile] ...
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, release } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { LoadJob, LoadMessage, LoadResult, TargetRequest, WatchedProcess } from './load.ts'
+import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
+import { readProcessMemory } from './procfs.ts'
+import { formatHotSpots, hotSpots } from './profile-summary.ts'
+import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const RESULTS_DIR = join(ROOT, 'bench-results')
+const PROFILE_DIR = join(RESULTS_DIR, 'profiles')
+const LOADER_CORE = 0
+const SERVER_CORE = 1
+
+const { values: flags } = parseArgs({
+  options: {
+    reps: { type: 'string', default: '3' },
+    'duration-s': { type: 'string', default: '4' },
+    'warmup-s': { type: 'string', default: '1' },
+    connections: { type: 'string', default: '50' },
+    'paced-rate': { type: 'string', default: '800' },
+    'serial-s': { type: 'string', default: '2' },
+    'ttfb-requests': { type: 'string', default: '500' },
+    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb' },
+    profile: { type: 'boolean', default: false },
+    'no-pin': { type: 'boolean', default: false },
+  },
+})
+
+function positive(name: string, raw: string | undefined): number {
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${raw}`)
+  return value
+}
+
+const reps = Math.round(positive('reps', flags.reps))
+const durationMs = positive('duration-s', flags['duration-s']) * 1000
+const warmupMs = positive('warmup-s', flags['warmup-s']) * 1000
+const connections = Math.round(positive('connections', flags.connections))
+const pacedRatePerS = positive('paced-rate', flags['paced-rate'])
+const serialMs = positive('serial-s', flags['serial-s']) * 1000
+const ttfbRequests = Math.round(positive('ttfb-requests', flags['ttfb-requests']))
+const scenarios = flags.scenarios!.split(',').map((name) => name.trim()) as ScenarioName[]
+for (const name of scenarios) {
+  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb'].includes(name)) throw new Error(`unknown scenario '${name}'`)
+}
+
+/** A 0.26 KB chat body like the baseline's: a system and a user message. */
+function chatBody(stream: boolean): string {
+  return JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
+      { role: 'user', content: 'Write one short sentence about measuring gateway overhead on loopback.' },
+    ],
+    max_tokens: 64,
+    ...(stream ? { stream: true } : {}),
+  })
+}
+
+interface SimulatorReady {
+  url: string
+  baseUrl: string
+}
+interface ProxyReady {
+  url: string
+}
+interface GatewayReady {
+  url: string
+  workspaceKey: string
+  provider: string
+}
+
+interface Targets {
+  origins: Record<TargetName, string>
+  headers: Record<string, string>
+  servers: Record<'simulator' | 'bare' | 'gatehouse', Started<unknown>>
+}
+
+async function startServers(): Promise<Targets> {
+  const simulator = await startNode<SimulatorReady>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20'])
+  const [bare, gatehouse] = await Promise.all([
+    startNode<ProxyReady>('bare', [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', simulator.ready.url]),
+    startNode<GatewayReady>('gatehouse', [
+      ...(flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+      join(ROOT, 'test/bench/gateway-process.ts'),
+      '--upstream',
+      simulator.ready.baseUrl,
+    ]),
+  ])
+  // The same request bytes go to every target: the simulator accepts any bearer token and ignores
+  // the routing header, so direct and bare pay for the same headers Gatehouse reads.
+  return {
+    origins: { direct: simulator.ready.url, bare: bare.ready.url, gatehouse: gatehouse.ready.url },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${gatehouse.ready.workspaceKey}`,
+      'x-gateway-provider': `@${gatehouse.ready.provider}`,
+    },
+    servers: { simulator, bare, gatehouse },
+  }
+}
+
+/** One request of each kind to each target before measuring anything: a broken target fails the run. */
+async function smokeCheck(targets: Targets): Promise<Record<TargetName, { jsonBytes: number; streamBytes: number }>> {
+  const sizes = {} as Record<TargetName, { jsonBytes: number; streamBytes: number }>
+  for (const target of TARGETS) {
+    const url = `${targets.origins[target]}/v1/chat/completions`
+    const json = await fetch(url, { method: 'POST', headers: targets.headers, body: chatBody(false) })
+    const jsonText = await json.text()
+    if (json.status !== 200 || !jsonText.includes('"chat.completion"')) throw new Error(`${target}: non-streaming smoke request got ${json.status}: ${jsonText.slice(0, 300)}`)
+    const stream = await fetch(url, { method: 'POST', headers: targets.headers, body: chatBody(true) })
+    const streamText = await stream.text()
+    if (stream.status !== 200 || !streamText.trimEnd().endsWith('data: [DONE]')) throw new Error(`${target}: streaming smoke request got ${stream.status}: ${streamText.slice(0, 300)}`)
+    sizes[target] = { jsonBytes: Buffer.byteLength(jsonText), streamBytes: Buffer.byteLength(streamText) }
+  }
+  return sizes
+}
+
+class Loader {
+  readonly child: ChildProcess
+
+  constructor() {
+    this.child = fork(join(ROOT, 'test/bench/load.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    track(this.child)
+  }
+
+  run(job: LoadJob): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null): void => reject(new Error(`load generator exited (code ${code})`))
+      this.child.once('exit', onExit)
+      this.child.once('message', (message: LoadMessage) => {
+        this.child.off('exit', onExit)
+        if (message.kind === 'result') resolve(message.result)
+        else reject(new Error(`load generator: ${message.message}`))
+      })
+      this.child.send(job)
+    })
+  }
+}
+
+function jobFor(scenario: ScenarioName, target: TargetRequest, watch: WatchedProcess[]): LoadJob {
+  switch (scenario) {
+    case 'sat':
+      return { mode: 'closed', target, watch, connections, warmupMs, durationMs, stream: false }
+    case 'stream-sat':
+      return { mode: 'closed', target, watch, connections, warmupMs, durationMs, stream: true }
+    case 'paced':
+      return { mode: 'paced', target, watch, connections, ratePerS: pacedRatePerS, warmupMs, durationMs, stream: false }
+    case 'serial':
+      return { mode: 'closed', target, watch, connections: 1, warmupMs: Math.min(warmupMs, 1000), durationMs: serialMs, stream: false }
+    case 'ttfb':
+      return { mode: 'ttfb', target: { ...target, body: chatBody(true) }, watch, warmupRequests: 50, requests: ttfbRequests }
+  }
+}
+
+function progressLine(rep: number, scenario: ScenarioName, target: TargetName, result: LoadResult): string {
+  const failed = result.errors + result.non2xx + result.incomplete
+  const firstByte = result.firstByte ? `, first byte p50 ${(result.firstByte.p50Us / 1000).toFixed(3)} ms` : ''
+  return `  #${rep} ${scenario.padEnd(10)} ${TARGET_LABELS[target].padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms, p99 ${(result.latency.p99Us / 1000).toFixed(3)} ms${firstByte}${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`
+}
+
+function cpuModel(): string {
+  return cpus()[0]?.model ?? 'unknown'
+}
+
+function latestProfile(): string | null {
+  try {
+    const files = readdirSync(PROFILE_DIR)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .map((name) => join(PROFILE_DIR, name))
+    return files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0] ?? null
+  } catch {
+    return null
+  }
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date()
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const pinned = !flags['no-pin'] && cpus().length >= 2 && hasTaskset()
+  const layout = pinned
+    ? `B: load generator + orchestrator on core ${LOADER_CORE}; simulator, bare proxy and Gatehouse on core ${SERVER_CORE} (only the target under test gets traffic)`
+    : 'unpinned: taskset missing, fewer than 2 CPUs, or --no-pin; every process floats over all cores'
+  console.log(`Gatehouse loopback benchmark — node ${process.version}, ${cpus().length} × ${cpuModel()}, load avg ${loadavg().map((value) => value.toFixed(2)).join(' ')}`)
+  console.log(`layout ${layout}`)
+  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests`)
+
+  const targets = await startServers()
+  const loader = new Loader()
+  if (pinned) {
+    pin(process.pid, LOADER_CORE)
+    pin(loader.child.pid!, LOADER_CORE)
+    for (const server of Object.values(targets.servers)) pin(server.pid, SERVER_CORE)
+  }
+  const sizes = await smokeCheck(targets)
+  const coldMemory = Object.fromEntries(Object.entries(targets.servers).map(([name, server]) => [name, readProcessMemory(server.pid)]))
+  console.log(`answers: ${sizes.direct.jsonBytes} B JSON, ${sizes.direct.streamBytes} B stream (22 SSE events); all three targets answered the smoke requests`)
+
+  const runs: ScenarioRun[] = []
+  const simulatorWatch: WatchedProcess = { name: 'simulator', pid: targets.servers.simulator.pid }
+  // Repetitions interleave everything, so a burst of foreign load hits every target alike.
+  for (let rep = 1; rep <= reps; rep++) {
+    for (const scenario of scenarios) {
+      for (const target of TARGETS) {
+        const request: TargetRequest = { origin: targets.origins[target], path: '/v1/chat/completions', headers: targets.headers, body: chatBody(scenario === 'stream-sat') }
+        const watch = target === 'direct' ? [simulatorWatch] : [simulatorWatch, { name: target, pid: targets.servers[target].pid }]
+        const result = await loader.run(jobFor(scenario, request, watch))
+        runs.push({ scenario, target, rep, result })
+        console.log(progressLine(rep, scenario, target, result))
+      }
+    }
+  }
+
+  const aggregates = aggregateAll(runs, scenarios)
+  const checks = checkTargets(aggregates)
+  console.log('')
+  for (const scenario of scenarios) console.log(formatScenario(aggregates, scenario) + '\n')
+  console.log(`cold RSS (after start + smoke requests): bare ${mbText(coldMemory.bare?.rssKb)} MB, Gatehouse ${mbText(coldMemory.gatehouse?.rssKb)} MB, simulator ${mbText(coldMemory.simulator?.rssKb)} MB`)
+  console.log(formatChecks(checks))
+
+  await stopAll()
+  let profile: { file: string; summary: ReturnType<typeof hotSpots> } | null = null
+  if (flags.profile) {
+    const file = latestProfile()
+    if (file) {
+      profile = { file, summary: hotSpots(JSON.parse(readFileSync(file, 'utf8')), 30) }
+      console.log(`\nGatehouse CPU profile ${file}\n${formatHotSpots(profile.summary)}`)
+    }
+  }
+
+  const finishedAt = new Date()
+  const record = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    environment: {
+      node: process.version,
+      undici: (JSON.parse(readFileSync(join(ROOT, 'node_modules/undici/package.json'), 'utf8')) as { version: string }).version,
+      cpuModel: cpuModel(),
+      cpuCount: cpus().length,
+      kernel: release(),
+      loadAverageAtEnd: loadavg(),
+      layout: pinned ? 'B' : 'unpinned',
+      layoutDescription: layout,
+    },
+    plan: { reps, scenarios, connections, durationMs, warmupMs, pacedRatePerS, serialMs, ttfbRequests, profile: flags.profile },
+    responses: sizes,
+    coldMemoryKb: coldMemory,
+    aggregates,
+    targets: checks,
+    runs,
+    profile,
+  }
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-')
+  const json = JSON.stringify(record, null, 2) + '\n'
+  writeFileSync(join(RESULTS_DIR, `${stamp}.json`), json)
+  writeFileSync(join(RESULTS_DIR, 'latest.json'), json)
+  console.log(`\nwrote bench-results/${stamp}.json and bench-results/latest.json (${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s)`)
+}
+
+function mbText(kb: number | undefined): string {
+  return kb === undefined ? '—' : (kb / 1024).toFixed(0)
+}
+
+process.on('exit', killAllNow)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the benchmark's processes`)
+    void stopAll(1000).finally(() => process.exit(130))
+  })
+}
+
+main().then(() => process.exit(0), async (error: unknown) => {
+  console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+  await stopAll(1000)
+  process.exit(1)
+})
