@@ -12,6 +12,7 @@ import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
+import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 
@@ -61,6 +62,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)
   registerPassthroughRoutes(app, deps)
+  registerRealtimeRoute(app, deps)
   registerAdminForward(app, options.adminForwarder)
   return app
 }

@@ -48,10 +48,12 @@ function checkQueryEnums(route: PassthroughRoute, url: string): void {
   }
 }
 
-/** The adapter's own implementation of a group, when it has one (Cohere rerank, Mistral OCR). */
+/**
+ * The adapter's own implementation of a group, when it has one (Cohere rerank, Mistral OCR). The
+ * route knows the body only as a JSON object with a model; the operation reads its own fields.
+ */
 function adapterOperation(adapter: ProviderAdapter, name: PassthroughOperation | undefined): GroupOperation | undefined {
-  if (name === undefined) return undefined
-  return (adapter as Partial<Record<PassthroughOperation, GroupOperation>>)[name]
+  return name === undefined ? undefined : (adapter[name] as GroupOperation | undefined)
 }
 
 function requestModel(route: PassthroughRoute, request: FastifyRequest, body: JsonBody | Readable | undefined): string | undefined {

@@ -1,0 +1,222 @@
+/**
+ * `GET /v1/realtime?model=...`: a WebSocket upgrade proxied to the provider's realtime WebSocket
+ * with the stored credential. The caller's Gatehouse key comes from the headers, or, for browsers
+ * and SDKs that cannot set headers, from the `openai-insecure-api-key.<key>` subprotocol (which is
+ * never sent on). The upstream socket opens first, so a refusal reaches the caller as an HTTP error;
+ * then frames flow both ways untouched, and either side closing closes the other.
+ */
+import { STATUS_CODES, type IncomingMessage } from 'node:http'
+import { randomUUID } from 'node:crypto'
+import type { Duplex } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { GatewayError, toGatewayError } from '../../errors.ts'
+import { authenticateKey, presentedKey, requireDataPlaneKey } from '../../pipeline/authenticate.ts'
+import type { PipelineDeps } from '../../pipeline/begin.ts'
+import { header, readTrace } from '../../pipeline/context.ts'
+import { errorFromProvider } from '../../pipeline/provider-errors.ts'
+import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
+import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
+
+export const REALTIME_PATH = '/v1/realtime'
+const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.'
+/** Headers of the upgrade request that mean something to the provider's realtime API. */
+const FORWARDED_HEADERS = ['openai-beta'] as const
+const MAX_ERROR_BODY_BYTES = 64 * 1024
+
+function offeredProtocols(request: IncomingMessage): string[] {
+  const raw = header(request.headers, 'sec-websocket-protocol')
+  return raw === undefined ? [] : raw.split(',').map((protocol) => protocol.trim()).filter((protocol) => protocol !== '')
+}
+
+function keyFromProtocols(protocols: readonly string[]): string | undefined {
+  return protocols.find((protocol) => protocol.startsWith(KEY_PROTOCOL_PREFIX))?.slice(KEY_PROTOCOL_PREFIX.length)
+}
+
+/** Answers a refused upgrade on the raw socket, in the same error envelope as every other route. */
+function refuse(socket: Duplex, error: unknown, traceId: string): void {
+  const gatewayError = toGatewayError(error)
+  const body = JSON.stringify(gatewayError.toBody())
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'x-gateway-trace-id': traceId,
+    connection: 'close',
+    ...gatewayError.headers,
+  }
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+  if (socket.writable) socket.end(`HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status] ?? 'Error'}\r\n${head}\r\n${body}`)
+  else socket.destroy()
+}
+
+/** The provider's realtime address: its base URL with a WebSocket scheme, `/realtime`, and the caller's query with the provider's model name. */
+function upstreamUrl(target: RouteTarget, query: URLSearchParams): URL {
+  const base = target.provider.endpoint.baseUrl
+  const url = new URL(base.href)
+  url.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:'
+  url.pathname = `${base.pathname.replace(/\/$/, '')}/realtime`
+  const forwarded = new URLSearchParams(query)
+  if (target.upstreamModel !== '') forwarded.set('model', target.upstreamModel)
+  url.search = forwarded.toString()
+  return url
+}
+
+async function readBounded(response: IncomingMessage): Promise<unknown> {
+  let text = ''
+  for await (const chunk of response) {
+    text += String(chunk)
+    if (text.length > MAX_ERROR_BODY_BYTES) break
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function flatHeaders(response: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
+  return out
+}
+
+/** Closing codes that may not be sent in a close frame are replaced by the nearest sendable one. */
+function sendableCloseCode(code: number): number {
+  if (code === 1005) return 1000
+  if (code === 1006 || code === 1015 || code < 1000 || code >= 5000 || code === 1004) return 1011
+  return code
+}
+
+function closeWith(socket: WebSocket, code: number, reason: Buffer): void {
+  if (socket.readyState === WebSocket.OPEN) socket.close(sendableCloseCode(code), reason)
+  else if (socket.readyState === WebSocket.CONNECTING) socket.terminate()
+}
+
+function pipeSockets(client: WebSocket, upstream: WebSocket): void {
+  const forward = (to: WebSocket) => (data: RawData, isBinary: boolean) => {
+    if (to.readyState === WebSocket.OPEN) to.send(data, { binary: isBinary })
+  }
+  client.on('message', forward(upstream))
+  upstream.on('message', forward(client))
+  client.on('close', (code, reason) => closeWith(upstream, code, reason))
+  upstream.on('close', (code, reason) => closeWith(client, code, reason))
+  // An error is followed by 'close' on the same socket, which closes the other one.
+  client.on('error', () => client.terminate())
+  upstream.on('error', () => upstream.terminate())
+  upstream.resume()
+}
+
+interface Connection {
+  target: RouteTarget
+  upstream: WebSocket
+}
+
+/** Authenticates the caller, picks the provider and opens the provider's socket; resolves once it is open. */
+async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url: URL, protocols: readonly string[], socket: Duplex): Promise<Connection> {
+  const runtime = deps.holder.current
+  if (!runtime) throw new GatewayError('not_ready', 'The gateway has not loaded its configuration yet', { headers: { 'retry-after': '1' } })
+  const key = authenticateKey(runtime, presentedKey(request.headers) ?? keyFromProtocols(protocols), deps.pepper, deps.now())
+  const workspaceId = requireDataPlaneKey(key, runtime)
+  const target = resolveDirectTarget(runtime, workspaceId, request.headers, url.searchParams.get('model') ?? undefined)
+  const { adapter, endpoint, record } = target.provider
+  if (!adapter.passthrough) throw new GatewayError('unsupported_operation', `Provider '@${record.slug}' (${adapter.kind}) does not serve realtime`)
+
+  const signable: SignableRequest = { method: 'GET', url: upstreamUrl(target, url.searchParams), headers: {}, body: undefined }
+  for (const name of FORWARDED_HEADERS) {
+    const value = header(request.headers, name)
+    if (value !== undefined) signable.headers[name] = value
+  }
+  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
+  const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
+  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs })
+
+  return new Promise<Connection>((resolve, reject) => {
+    const abandon = (): void => upstream.terminate()
+    socket.once('close', abandon)
+    upstream.once('unexpected-response', (_request, response) => {
+      readBounded(response)
+        .then((body) => reject(errorFromProvider(adapter.parseError(response.statusCode ?? 502, flatHeaders(response), body), record.slug)))
+        .catch(reject)
+        .finally(() => upstream.terminate())
+    })
+    upstream.once('error', (error) => reject(new GatewayError('upstream_unavailable', 'The provider realtime endpoint could not be reached', { cause: error, headers: { 'retry-after': '1' } })))
+    upstream.once('open', () => {
+      socket.off('close', abandon)
+      // Frames the provider sends before the caller's socket is ready wait in the socket.
+      upstream.pause()
+      resolve({ target, upstream })
+    })
+  })
+}
+
+/** What the caller's handshake answer carries, decided once the provider's socket is open. */
+interface Handshake {
+  protocol: string | false
+  headers: string[]
+}
+
+/** The provider's pick when the caller offered it; else the caller's first protocol other than the key one. */
+function pickProtocol(offered: readonly string[], upstreamProtocol: string): string | false {
+  if (upstreamProtocol !== '' && offered.includes(upstreamProtocol)) return upstreamProtocol
+  return offered.find((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX)) ?? false
+}
+
+export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps): void {
+  const handshakes = new WeakMap<IncomingMessage, Handshake>()
+  const server = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    handleProtocols: (_offered, request) => handshakes.get(request)?.protocol ?? false,
+  })
+  server.on('headers', (headers, request) => headers.push(...(handshakes.get(request)?.headers ?? [])))
+  const live = new Set<WebSocket>()
+
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let traceId: string
+    try {
+      traceId = readTrace(request.headers).traceId
+    } catch (error) {
+      refuse(socket, error, randomUUID())
+      return
+    }
+    const url = new URL(request.url ?? '/', 'http://gateway.invalid')
+    if (url.pathname !== REALTIME_PATH) {
+      refuse(socket, new GatewayError('route_not_found', `No WebSocket route at ${url.pathname}`), traceId)
+      return
+    }
+    const protocols = offeredProtocols(request)
+    connectUpstream(deps, request, url, protocols, socket).then(
+      ({ target, upstream }) => {
+        if (!socket.writable) {
+          upstream.terminate()
+          return
+        }
+        handshakes.set(request, {
+          protocol: pickProtocol(protocols, upstream.protocol),
+          headers: [`x-gateway-trace-id: ${traceId}`, `x-gateway-provider: ${target.provider.record.slug}`],
+        })
+        server.handleUpgrade(request, socket, head, (client) => {
+          live.add(client)
+          live.add(upstream)
+          const forget = (): void => {
+            live.delete(client)
+            live.delete(upstream)
+          }
+          client.once('close', forget)
+          pipeSockets(client, upstream)
+        })
+      },
+      (error: unknown) => refuse(socket, error, traceId),
+    )
+  })
+
+  // Without `Upgrade: websocket` the request lands here rather than on the upgrade listener.
+  app.get(REALTIME_PATH, async () => {
+    throw new GatewayError('invalid_header', `${REALTIME_PATH} is a WebSocket endpoint: send the request with 'Upgrade: websocket'`, { param: 'upgrade' })
+  })
+
+  app.addHook('onClose', async () => {
+    for (const socket of live) socket.terminate()
+    server.close()
+  })
+}
