@@ -126,6 +126,13 @@ describe('Gemini chat request mapping', () => {
     expect(modes).toEqual(['NONE', 'AUTO', 'ANY'])
   })
 
+  it('maps the top_k and safety_settings extensions', () => {
+    const safety = [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_ONLY_HIGH' }]
+    const { body, warnings } = toGeminiRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], top_k: 20, safety_settings: safety })
+    expect(body).toMatchObject({ safetySettings: safety, generationConfig: { topK: 20 } })
+    expect(warnings).toEqual([])
+  })
+
   it('maps json_object, disabled thinking and reasoning_effort', () => {
     const base: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hi' }] }
     expect(toGeminiRequest({ ...base, response_format: { type: 'json_object' } }).body.generationConfig).toEqual({ responseMimeType: 'application/json' })

@@ -15,6 +15,8 @@ const handledFields = new Set([
   'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n',
   'stop', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'seed', 'tools', 'tool_choice',
   'parallel_tool_calls', 'response_format', 'thinking', 'reasoning_effort',
+  // Extensions other gateways accept for Gemini: top-k sampling and Gemini's own safety settings.
+  'top_k', 'safety_settings',
 ])
 
 /**
@@ -197,6 +199,7 @@ function generationConfig(request: ChatRequest, mapping: Mapping): GeminiGenerat
   const maxTokens = request.max_completion_tokens ?? request.max_tokens
   if (request.temperature != null) config.temperature = request.temperature
   if (request.top_p != null) config.topP = request.top_p
+  if (typeof request.top_k === 'number') config.topK = request.top_k
   if (maxTokens != null) config.maxOutputTokens = maxTokens
   if (request.stop != null) config.stopSequences = typeof request.stop === 'string' ? [request.stop] : request.stop
   if (request.n != null) config.candidateCount = request.n
@@ -228,6 +231,7 @@ export interface GeminiTranslation {
 export function toGeminiRequest(request: ChatRequest): GeminiTranslation {
   const mapping: Mapping = { warnings: unhandledFieldWarnings(request, handledFields, 'Gemini') }
   const body: GeminiRequest = { ...mapMessages(request.messages, mapping), ...mapTools(request, mapping) }
+  if (Array.isArray(request.safety_settings)) body.safetySettings = request.safety_settings
   const config = generationConfig(request, mapping)
   if (Object.keys(config).length > 0) body.generationConfig = config
   return { body, warnings: mapping.warnings }

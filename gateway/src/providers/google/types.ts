@@ -30,6 +30,7 @@ export interface GeminiFunctionDeclaration {
 export interface GeminiGenerationConfig {
   temperature?: number
   topP?: number
+  topK?: number
   maxOutputTokens?: number
   stopSequences?: string[]
   candidateCount?: number
@@ -49,6 +50,8 @@ export interface GeminiRequest {
   tools?: Array<{ functionDeclarations: GeminiFunctionDeclaration[] }>
   toolConfig?: { functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] } }
   generationConfig?: GeminiGenerationConfig
+  /** `[{ category, threshold }]`, passed through as the client wrote them. */
+  safetySettings?: unknown[]
 }
 
 export interface GeminiLogprobCandidate {

@@ -3,7 +3,8 @@
  * - `accessToken`: a ready OAuth access token, sent as a bearer token.
  * - `serviceAccountJson`: a service-account key file. Its private key signs an RS256 JWT
  *   assertion, which the key's `token_uri` exchanges for an access token (the JWT bearer grant,
- *   RFC 7523); the token is cached until shortly before it expires.
+ *   RFC 7523); the token is cached until shortly before it expires. The scope is cloud-platform
+ *   unless the provider option `oauthScope` names another.
  */
 import { importPKCS8, SignJWT } from 'jose'
 import { GatewayError } from '../../errors.ts'
