@@ -24,6 +24,16 @@ K8S_VERSION_LDFLAGS := -s -w \
 	-X k8s.io/client-go/pkg/version.gitMajor=1 \
 	-X k8s.io/client-go/pkg/version.gitMinor=36
 
+# Helm's release Makefile stamps its version and the Kubernetes version its client-go speaks
+# (1.37 for helm v3.22.0); unstamped, `helm template` assumes Kubernetes 1.20.
+HELM_VERSION := v3.22.0
+HELM_LDFLAGS := -s -w \
+	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37 \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 \
+	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37
+
 K8S_TOOLS := $(K8S_TOOLS_BIN)/kube-apiserver $(K8S_TOOLS_BIN)/etcd $(K8S_TOOLS_BIN)/kubectl $(K8S_TOOLS_BIN)/helm
 
 .PHONY: k8s-tools crds e2e-kind
@@ -44,7 +54,7 @@ $(K8S_TOOLS_BIN)/etcd: $(K8S_KUBE_MOD)/go.mod $(K8S_KUBE_MOD)/go.sum
 	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) go build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
 $(K8S_TOOLS_BIN)/helm: $(K8S_HELM_MOD)/go.mod $(K8S_HELM_MOD)/go.sum
-	cd $(K8S_HELM_MOD) && $(K8S_GO_ENV) GOBIN=$(K8S_TOOLS_BIN) go install -trimpath -ldflags '-s -w' helm.sh/helm/v3/cmd/helm
+	cd $(K8S_HELM_MOD) && $(K8S_GO_ENV) GOBIN=$(K8S_TOOLS_BIN) go install -trimpath -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm
 
 # One schema source (crds/src) generates crds/generated/*.yaml and the chart's copies.
 crds: $(DEPS_STAMP) $(NODE_STAMP)

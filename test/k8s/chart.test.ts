@@ -1,0 +1,176 @@
+/**
+ * The Helm chart: lint and template are clean for the default values and for the full-featured
+ * values file, the CRDs it ships equal the generated ones, and every rendered manifest passes a
+ * server-side dry run on a real kube-apiserver (admission, schema and CEL included).
+ */
+import { readFile, readdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseAllDocuments } from 'yaml'
+import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
+import { installCrds, kubectl, repoRoot, runTool } from './kube.ts'
+
+const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl', 'helm'])
+const CHART = path.join(repoRoot, 'charts/gatehouse')
+const FULL_VALUES = path.join(CHART, 'ci/full-values.yaml')
+const NAMESPACE = 'gatehouse-chart'
+
+/** Value sets every check runs with. */
+const VALUE_SETS: Array<{ name: string; args: string[] }> = [
+  { name: 'default values', args: [] },
+  { name: 'full-featured values', args: ['-f', FULL_VALUES] },
+]
+
+/**
+ * The API server has no Prometheus Operator or Gateway API: these minimal CRDs (no schema) let the
+ * dry run cover ServiceMonitor and HTTPRoute objects as far as a cluster without them can.
+ */
+const FOREIGN_CRDS = [
+  { group: 'monitoring.coreos.com', kind: 'ServiceMonitor', plural: 'servicemonitors', version: 'v1' },
+  { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', plural: 'httproutes', version: 'v1' },
+]
+
+function foreignCrdYaml(): string {
+  return FOREIGN_CRDS.map(
+    (c) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${c.plural}.${c.group}
+  # *.k8s.io groups are protected; the real Gateway API CRDs carry this approval too.
+  annotations: { api-approved.kubernetes.io: "https://github.com/kubernetes-sigs/gateway-api/pull/1538" }
+spec:
+  group: ${c.group}
+  names: { kind: ${c.kind}, plural: ${c.plural}, singular: ${c.kind.toLowerCase()}, listKind: ${c.kind}List }
+  scope: Namespaced
+  versions:
+    - name: ${c.version}
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
+`,
+  ).join('---\n')
+}
+
+function helm(args: string[]) {
+  return runTool('helm', args)
+}
+
+describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped: ${tools.reason})`}`, () => {
+  let server: TestApiServer
+  let workDir: string
+
+  beforeAll(async () => {
+    workDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-chart-'))
+    server = await startApiServer()
+    // What `helm install` does first: the chart's crds/ folder.
+    await installCrds(server, path.join(CHART, 'crds'))
+    const foreign = path.join(workDir, 'foreign-crds')
+    await writeFile(`${foreign}.yaml`, foreignCrdYaml())
+    await installCrds(server, `${foreign}.yaml`)
+    const ns = await kubectl(server, ['create', 'namespace', NAMESPACE])
+    expect(ns.code, ns.stderr).toBe(0)
+  })
+
+  afterAll(async () => {
+    await server?.stop()
+    if (workDir) await rm(workDir, { recursive: true, force: true })
+  })
+
+  for (const values of VALUE_SETS) {
+    it(`lints cleanly with ${values.name}`, async () => {
+      const res = await helm(['lint', '--strict', CHART, ...values.args])
+      expect(res.code, res.stdout + res.stderr).toBe(0)
+      expect(res.stdout).not.toMatch(/\[(WARNING|ERROR)\]/)
+    })
+
+    it(`renders and passes a server-side dry run with ${values.name}`, async () => {
+      const rendered = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, ...values.args])
+      expect(rendered.code, rendered.stderr).toBe(0)
+      const docs = parseAllDocuments(rendered.stdout)
+        .map((d) => d.toJS() as { kind?: string } | null)
+        .filter((d) => d !== null)
+      expect(docs.length).toBeGreaterThan(10)
+      const file = path.join(workDir, `${values.name.replace(/\W+/g, '-')}.yaml`)
+      await writeFile(file, rendered.stdout)
+      const applied = await kubectl(server, [
+        'apply',
+        '--server-side',
+        '--dry-run=server',
+        '--field-manager=helm-dry-run',
+        '--namespace',
+        NAMESPACE,
+        '-f',
+        file,
+      ])
+      expect(applied.code, applied.stderr).toBe(0)
+      // One line per object: every rendered object was sent.
+      expect(applied.stdout.trim().split('\n')).toHaveLength(docs.length)
+    })
+  }
+
+  it('renders the security and shutdown settings on every Gatehouse container', async () => {
+    const rendered = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '-f', FULL_VALUES])
+    const deployments = parseAllDocuments(rendered.stdout)
+      .map((d) => d.toJS() as Workload | null)
+      .filter((d): d is Workload => d?.kind === 'Deployment')
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['gh-gatehouse-gateway', 'gh-gatehouse-operator'])
+    for (const d of deployments) {
+      const pod = d.spec.template.spec
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } })
+      const [container] = pod.containers
+      expect(container!.securityContext).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      })
+      expect(container!.livenessProbe.httpGet.path).toBe('/livez')
+      expect(container!.readinessProbe.httpGet.path).toBe('/readyz')
+      expect(container!.lifecycle.preStop.exec.command[0]).toBe('sleep')
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(0)
+    }
+    const gateway = deployments.find((d) => d.metadata.name.endsWith('-gateway'))!
+    const env = gateway.spec.template.spec.containers[0]!.env.map((e) => e.name)
+    expect(env).toEqual(
+      expect.arrayContaining(['GATEHOUSE_CONTROL_PLANE_URL', 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_KEY_PEPPER', 'GATEHOUSE_ENCRYPTION_KEY']),
+    )
+  })
+
+  it('ships CRDs identical to crds/generated, and templates them with keep only when asked', async () => {
+    const generated = (await readdir(path.join(repoRoot, 'crds/generated'))).sort()
+    for (const file of generated) {
+      expect(await readFile(path.join(CHART, 'crds', file), 'utf8')).toBe(
+        await readFile(path.join(repoRoot, 'crds/generated', file), 'utf8'),
+      )
+    }
+    const withCrds = await helm(['template', 'gh', CHART, '--set', 'crds.install=true'])
+    const crds = parseAllDocuments(withCrds.stdout)
+      .map((d) => d.toJS() as { kind?: string; metadata?: { annotations?: Record<string, string> } } | null)
+      .filter((d) => d?.kind === 'CustomResourceDefinition')
+    expect(crds).toHaveLength(generated.length)
+    for (const crd of crds) expect(crd!.metadata!.annotations!['helm.sh/resource-policy']).toBe('keep')
+    const without = await helm(['template', 'gh', CHART])
+    expect(without.stdout).not.toContain('kind: CustomResourceDefinition')
+  })
+})
+
+interface Workload {
+  kind: string
+  metadata: { name: string }
+  spec: {
+    template: {
+      spec: {
+        securityContext: Record<string, unknown>
+        terminationGracePeriodSeconds: number
+        containers: Array<{
+          securityContext: Record<string, unknown>
+          livenessProbe: { httpGet: { path: string } }
+          readinessProbe: { httpGet: { path: string } }
+          lifecycle: { preStop: { exec: { command: string[] } } }
+          env: Array<{ name: string }>
+        }>
+      }
+    }
+  }
+}
