@@ -10,6 +10,7 @@ import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
 import { GatewayError } from '../errors.ts'
 import type { SecretBag } from '../telemetry/secret.ts'
 import { applyAuth, type SignableRequest } from './signers/index.ts'
+import './signers/builtin.ts'
 
 export interface UpstreamTimeouts {
   connectMs: number

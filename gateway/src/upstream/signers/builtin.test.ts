@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest'
+import { secretBag } from '../../telemetry/secret.ts'
+import './builtin.ts'
+import { applyAuth, type SignableRequest } from './index.ts'
+
+describe('built-in signers', () => {
+  it('are registered for the azure and google-oauth schemes', async () => {
+    const request: SignableRequest = { method: 'POST', url: new URL('https://example.test/x'), headers: {}, body: undefined }
+    await applyAuth({ type: 'azure' }, request, secretBag({ apiKey: 'k' }), {})
+    await applyAuth({ type: 'google-oauth' }, request, secretBag({ accessToken: 't' }), {})
+    expect(request.headers).toEqual({ 'api-key': 'k', authorization: 'Bearer t' })
+  })
+})
