@@ -89,6 +89,19 @@ describe('Azure signer', () => {
     expect(seen).toHaveLength(2)
   })
 
+  it('an unreachable endpoint or an answer without a token is a 503', async () => {
+    const credentials = secretBag({ tenantId: 't', clientId: 'c', clientSecret: 's' })
+    const closed = createServer()
+    closed.listen(0, '127.0.0.1')
+    await once(closed, 'listening')
+    const closedHost = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`
+    closed.close()
+    await once(closed, 'close')
+    await expect(createAzureSigner()(signable(), credentials, { authorityHost: closedHost })).rejects.toThrow(/could not be reached/)
+    answer = { status: 200, body: { token_type: 'Bearer' } }
+    await expect(createAzureSigner()(signable(), credentials, { authorityHost })).rejects.toThrow(/HTTP 200/)
+  })
+
   it('without any usable credential it refuses with a 503', async () => {
     await expect(createAzureSigner()(signable(), secretBag({}), {})).rejects.toMatchObject({ status: 503 })
   })
