@@ -62,40 +62,35 @@ crds: $(DEPS_STAMP) $(NODE_STAMP)
 
 # ---------------------------------------------------------------------------------------------
 # e2e-kind: a full install on a local kind cluster (needs Docker and kind on PATH; not run in CI).
-# Creates the cluster, builds and loads the image, installs the chart with the bundled PostgreSQL
-# and Redis, applies examples/k8s and calls the gateway's /v1/health through a port-forward.
+# Creates the cluster, builds and loads the image, installs the chart (its own random secrets, the
+# bundled PostgreSQL and Redis), applies examples/k8s, runs `helm test` and calls the gateway's
+# /v1/health through a port-forward.
 KIND_CLUSTER ?= gatehouse-e2e
 E2E_NAMESPACE ?= gatehouse
-E2E_IMAGE ?= gatehouse:e2e
+E2E_IMAGE_REPOSITORY ?= gatehouse
+E2E_IMAGE_TAG ?= e2e
 E2E_KUBECTL ?= $(if $(wildcard $(K8S_TOOLS_BIN)/kubectl),$(K8S_TOOLS_BIN)/kubectl,kubectl)
 E2E_HELM ?= $(if $(wildcard $(K8S_TOOLS_BIN)/helm),$(K8S_TOOLS_BIN)/helm,helm)
 E2E_LOCAL_PORT ?= 18787
+E2E_CONTEXT := kind-$(KIND_CLUSTER)
 
 e2e-kind:
 	@command -v docker >/dev/null || { echo "e2e-kind needs docker"; exit 1; }
 	@command -v kind >/dev/null || { echo "e2e-kind needs kind (https://kind.sigs.k8s.io)"; exit 1; }
 	kind get clusters | grep -qx '$(KIND_CLUSTER)' || kind create cluster --name '$(KIND_CLUSTER)' --wait 120s
-	docker build -t '$(E2E_IMAGE)' .
-	kind load docker-image '$(E2E_IMAGE)' --name '$(KIND_CLUSTER)'
-	$(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' create namespace '$(E2E_NAMESPACE)' --dry-run=client -o yaml \
-		| $(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' apply -f -
-	$(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' -n '$(E2E_NAMESPACE)' create secret generic gatehouse-keys \
-		--from-literal=key-pepper="$$(openssl rand -hex 32)" \
-		--from-literal=encryption-key="$$(openssl rand -base64 32)" \
-		--dry-run=client -o yaml | $(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' apply -f -
-	$(E2E_HELM) upgrade --install gatehouse charts/gatehouse --kube-context 'kind-$(KIND_CLUSTER)' \
-		--namespace '$(E2E_NAMESPACE)' --wait --timeout 5m \
-		--set image.repository='$(firstword $(subst :, ,$(E2E_IMAGE)))' \
-		--set image.tag='$(lastword $(subst :, ,$(E2E_IMAGE)))' \
-		--set image.pullPolicy=Never \
-		--set secrets.existingSecret=gatehouse-keys \
-		--set postgresql.bundled.enabled=true --set redis.bundled.enabled=true
-	$(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' -n '$(E2E_NAMESPACE)' apply -f examples/k8s/
-	$(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' -n '$(E2E_NAMESPACE)' wait --for=condition=Established \
-		--timeout=60s crd/providers.gatehouse.dev
-	$(E2E_HELM) test gatehouse --kube-context 'kind-$(KIND_CLUSTER)' --namespace '$(E2E_NAMESPACE)' --logs
+	docker build -t '$(E2E_IMAGE_REPOSITORY):$(E2E_IMAGE_TAG)' .
+	kind load docker-image '$(E2E_IMAGE_REPOSITORY):$(E2E_IMAGE_TAG)' --name '$(KIND_CLUSTER)'
+	$(E2E_HELM) upgrade --install gatehouse charts/gatehouse --kube-context '$(E2E_CONTEXT)' \
+		--namespace '$(E2E_NAMESPACE)' --create-namespace --wait --timeout 5m \
+		--set image.repository='$(E2E_IMAGE_REPOSITORY)' --set image.tag='$(E2E_IMAGE_TAG)' \
+		--set image.pullPolicy=Never
+	$(E2E_KUBECTL) --context '$(E2E_CONTEXT)' wait --for=condition=Established --timeout=60s \
+		$(patsubst crds/generated/gatehouse.dev_%.yaml,crd/%.gatehouse.dev,$(wildcard crds/generated/*.yaml))
+	$(E2E_KUBECTL) --context '$(E2E_CONTEXT)' -n '$(E2E_NAMESPACE)' apply --server-side -f examples/k8s/
+	$(E2E_KUBECTL) --context '$(E2E_CONTEXT)' -n '$(E2E_NAMESPACE)' get gatehouse
+	$(E2E_HELM) test gatehouse --kube-context '$(E2E_CONTEXT)' --namespace '$(E2E_NAMESPACE)' --logs
 	@set -e; \
-	$(E2E_KUBECTL) --context 'kind-$(KIND_CLUSTER)' -n '$(E2E_NAMESPACE)' port-forward svc/gatehouse-gateway $(E2E_LOCAL_PORT):80 >/dev/null 2>&1 & \
+	$(E2E_KUBECTL) --context '$(E2E_CONTEXT)' -n '$(E2E_NAMESPACE)' port-forward svc/gatehouse-gateway $(E2E_LOCAL_PORT):80 >/dev/null 2>&1 & \
 	pf=$$!; trap 'kill $$pf' EXIT; \
-	for i in $$(seq 1 30); do curl -fsS http://127.0.0.1:$(E2E_LOCAL_PORT)/v1/health && exit 0; sleep 1; done; \
+	for i in $$(seq 1 30); do curl -fsS http://127.0.0.1:$(E2E_LOCAL_PORT)/v1/health && echo && exit 0; sleep 1; done; \
 	echo "gateway did not answer /v1/health"; exit 1
