@@ -108,6 +108,12 @@ function choiceFromCandidate(candidate: GeminiCandidate, position: number, respo
   return choice
 }
 
+/** Vertex AI stamps its responses; the Gemini API does not, and the context's time stands in. */
+export function createdAt(response: GeminiResponse, context: ResponseContext): number {
+  const stamped = response.createTime === undefined ? Number.NaN : Date.parse(response.createTime)
+  return Number.isNaN(stamped) ? context.createdAt : Math.floor(stamped / 1000)
+}
+
 export function fromGeminiResponse(body: unknown, context: ResponseContext): ChatResponse {
   if (!isRecord(body) || (body.candidates !== undefined && !Array.isArray(body.candidates))) {
     throw new MalformedResponseError('expected a Gemini GenerateContentResponse')
@@ -122,7 +128,7 @@ export function fromGeminiResponse(body: unknown, context: ResponseContext): Cha
   return {
     id,
     object: 'chat.completion',
-    created: context.createdAt,
+    created: createdAt(response, context),
     model: response.modelVersion ?? context.requestModel,
     choices,
     usage: usageToOpenAI(usageFromGemini(response.usageMetadata)),

@@ -11,7 +11,7 @@ import { isRecord } from '../shared/errors.ts'
 import { toOpenAIFinishReason } from '../shared/finish-reasons.ts'
 import { syntheticToolCallId } from '../shared/tool-call-ids.ts'
 import { parseGoogleError } from './errors.ts'
-import { geminiFinishReason, logprobsFromGemini, splitParts, toolCallFromPart, usageFromGemini } from './response.ts'
+import { createdAt, geminiFinishReason, logprobsFromGemini, splitParts, toolCallFromPart, usageFromGemini } from './response.ts'
 import type { GeminiCandidate, GeminiResponse } from './types.ts'
 
 interface CandidateState {
@@ -24,6 +24,7 @@ export interface GeminiStreamState {
   /** Gemini repeats its response id on every event; the first one seen names the stream. */
   id: string | null
   model: string | null
+  created: number | null
   candidates: Map<number, CandidateState>
   usage: Usage
   finishReason: FinishReason
@@ -68,7 +69,7 @@ function choiceDelta(state: GeminiStreamState, candidate: GeminiCandidate, posit
 }
 
 export const geminiStream: StreamTransform<GeminiStreamState, ChatChunk> = {
-  start: (context) => ({ context, id: null, model: null, candidates: new Map(), usage: emptyUsage(), finishReason: { unified: 'other' } }),
+  start: (context) => ({ context, id: null, model: null, created: null, candidates: new Map(), usage: emptyUsage(), finishReason: { unified: 'other' } }),
 
   step(state, event: UpstreamEvent) {
     if (!isRecord(event.data)) return []
@@ -76,12 +77,13 @@ export const geminiStream: StreamTransform<GeminiStreamState, ChatChunk> = {
     const response = event.data as GeminiResponse
     state.id ??= response.responseId ?? state.context.responseId
     state.model ??= response.modelVersion ?? state.context.requestModel
+    state.created ??= createdAt(response, state.context)
     const choices = (response.candidates ?? []).map((candidate, position) => choiceDelta(state, candidate, position, state.id!))
     if (choices.length === 0 && response.promptFeedback?.blockReason) {
       state.finishReason = { unified: 'content_filter', raw: response.promptFeedback.blockReason }
       choices.push({ index: 0, delta: { role: 'assistant' }, finish_reason: 'content_filter' })
     }
-    const chunk: ChatChunk = { id: state.id, object: 'chat.completion.chunk', created: state.context.createdAt, model: state.model, choices }
+    const chunk: ChatChunk = { id: state.id, object: 'chat.completion.chunk', created: state.created, model: state.model, choices }
     // Gemini reports cumulative usage; it rides on the chunk that ends the answer, as both arrive together.
     if (response.usageMetadata) {
       state.usage = usageFromGemini(response.usageMetadata)

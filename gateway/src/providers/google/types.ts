@@ -85,4 +85,6 @@ export interface GeminiResponse {
   usageMetadata?: GeminiUsageMetadata
   modelVersion?: string
   responseId?: string
+  /** Vertex AI only: when the response was created (RFC 3339). */
+  createTime?: string
 }

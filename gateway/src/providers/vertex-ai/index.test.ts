@@ -34,9 +34,9 @@ describe('Vertex AI Gemini', () => {
 
   it('maps responses and streams with the Gemini transforms', () => {
     const response = vertexAI.chat!.fromUpstream(fixture(import.meta.url, 'gemini-generate-content.json'), testContext)
-    expect(response).toMatchObject({ id: 'vtx-resp-1', model: 'gemini-2.5-flash', choices: [{ message: { content: 'Bonjour !' }, finish_reason: 'stop' }] })
+    expect(response).toMatchObject({ id: 'vtx-resp-1', created: Date.UTC(2026, 10, 22, 7) / 1000, model: 'gemini-2.5-flash', choices: [{ message: { content: 'Bonjour !' }, finish_reason: 'stop' }] })
     const result = runStream(vertexAI.chat!.stream, fixture<UpstreamEvent[]>(import.meta.url, 'gemini-stream.sse.json'))
-    expect(result.chunks.map((chunk) => chunk.choices[0]?.delta.content)).toEqual(['Bon', 'jour'])
+    expect(result.chunks.map((chunk) => [chunk.created, chunk.choices[0]?.delta.content])).toEqual([[Date.UTC(2026, 10, 22, 7) / 1000, 'Bon'], [Date.UTC(2026, 10, 22, 7) / 1000, 'jour']])
     expect(result.finishReason).toEqual({ unified: 'length', raw: 'MAX_TOKENS' })
     expect(result.usage).toEqual({ inputTokens: 4, outputTokens: 2 })
   })
