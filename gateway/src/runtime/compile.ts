@@ -6,13 +6,16 @@
 import type { Dispatcher } from 'undici'
 import type { ProviderAdapter } from '../providers/adapter.ts'
 import { adapterFor } from '../providers/registry.ts'
-import type { GatewaySnapshot, SnapshotApiKey, SnapshotConfig, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
+import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
+import type { GatewaySnapshot, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
 import { secretBag } from '../telemetry/secret.ts'
 import { createPool, defaultTimeouts, type UpstreamEndpoint } from '../upstream/transport.ts'
 
 export interface CompiledKey {
   readonly record: SnapshotApiKey
   readonly expiresAtMs: number | null
+  /** The config a request with this key runs under when it names none: the key's, else its workspace's. */
+  readonly defaultConfig: CompiledConfig | null
 }
 
 export interface CompiledProvider {
@@ -29,7 +32,8 @@ export interface RuntimeConfig {
   readonly workspaces: ReadonlyMap<string, SnapshotWorkspace>
   /** `${workspaceId}/${slug}` for workspace providers, `*\/${slug}` for organisation-wide ones; ids too. */
   readonly providers: ReadonlyMap<string, CompiledProvider>
-  readonly configs: ReadonlyMap<string, SnapshotConfig>
+  /** Saved configs, validated and planned: `id:${id}` and `slug:${workspaceId or *}/${slug}`. */
+  readonly configs: ReadonlyMap<string, CompiledConfig>
   /** Every pool this runtime owns, closed when a newer runtime replaces it. */
   readonly dispatchers: ReadonlySet<Dispatcher>
 }
@@ -50,11 +54,33 @@ export function compileRuntime(
   const problems: CompileProblem[] = []
   const dispatchers = new Set<Dispatcher>()
 
-  const keysByHash = new Map<string, CompiledKey>()
-  for (const key of snapshot.apiKeys) {
-    if (key.status !== 'active') continue
-    keysByHash.set(key.hash, { record: key, expiresAtMs: key.expiresAt === null ? null : Date.parse(key.expiresAt) })
+  const configs = compileConfigs(snapshot, problems)
+  const workspaces = new Map(snapshot.workspaces.map((workspace) => [workspace.id, workspace]))
+  const defaultConfig = (configId: string | null, workspaceId: string | null, path: string): CompiledConfig | null => {
+    if (configId === null) return null
+    const config = configs.get(`id:${configId}`)
+    if (!config || !configVisibleTo(config.record, workspaceId)) {
+      problems.push({ path, message: `no config '${configId}' is available to workspace '${workspaceId ?? '(organisation)'}'` })
+      return null
+    }
+    return config
   }
+  const workspaceDefaults = new Map<string, CompiledConfig | null>()
+  snapshot.workspaces.forEach((workspace, index) => {
+    workspaceDefaults.set(workspace.id, defaultConfig(workspace.defaultConfigId, workspace.id, `workspaces.${index}.defaultConfigId`))
+  })
+
+  const keysByHash = new Map<string, CompiledKey>()
+  snapshot.apiKeys.forEach((key, index) => {
+    if (key.status !== 'active') return
+    const ownDefault = defaultConfig(key.defaultConfigId, key.workspaceId, `apiKeys.${index}.defaultConfigId`)
+    const workspaceDefault = key.workspaceId === null ? null : (workspaceDefaults.get(key.workspaceId) ?? null)
+    keysByHash.set(key.hash, {
+      record: key,
+      expiresAtMs: key.expiresAt === null ? null : Date.parse(key.expiresAt),
+      defaultConfig: ownDefault ?? workspaceDefault,
+    })
+  })
 
   const providers = new Map<string, CompiledProvider>()
   snapshot.providers.forEach((record, index) => {
@@ -105,12 +131,29 @@ export function compileRuntime(
       hash,
       organizationId: snapshot.organizationId,
       keysByHash,
-      workspaces: new Map(snapshot.workspaces.map((workspace) => [workspace.id, workspace])),
+      workspaces,
       providers,
-      configs: new Map(snapshot.configs.flatMap((config) => [[config.id, config], [`slug:${config.workspaceId ?? '*'}/${config.slug}`, config]] as const)),
+      configs,
       dispatchers,
     },
   }
+}
+
+/** Validates every saved config; a bad one fails the snapshot with the path of the bad field. */
+function compileConfigs(snapshot: GatewaySnapshot, problems: CompileProblem[]): Map<string, CompiledConfig> {
+  const configs = new Map<string, CompiledConfig>()
+  snapshot.configs.forEach((record, index) => {
+    const compiled = compileSavedConfig(record)
+    if (!compiled.ok) {
+      for (const issue of compiled.issues) problems.push({ path: ['configs', index, 'config', ...issue.path].join('.'), message: issue.message })
+      return
+    }
+    const slugKey = `slug:${record.workspaceId ?? '*'}/${record.slug}`
+    if (configs.has(slugKey)) problems.push({ path: `configs.${index}.slug`, message: `duplicate config slug '${record.slug}'` })
+    configs.set(slugKey, compiled.config)
+    configs.set(`id:${record.id}`, compiled.config)
+  })
+  return configs
 }
 
 /** May a workspace use this provider? Workspace providers are private; organisation ones follow their allowlist. */

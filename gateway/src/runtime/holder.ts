@@ -4,6 +4,7 @@
  * runtime no longer uses are closed gracefully (in-flight requests finish first).
  */
 import type { Dispatcher } from 'undici'
+import { CircuitBreakerRegistry } from '../routing/circuit-breaker.ts'
 import { validateSnapshot, type SnapshotProblem } from '../snapshot/validate.ts'
 import { createPool, defaultTimeouts } from '../upstream/transport.ts'
 import { compileRuntime, type RuntimeConfig } from './compile.ts'
@@ -16,6 +17,8 @@ export class RuntimeHolder {
   #current: RuntimeConfig | null = null
   readonly #pools = new Map<string, Dispatcher>()
   readonly #listeners = new Set<(runtime: RuntimeConfig) => void>()
+  /** Circuit breakers live as long as the process, not a snapshot: a swap must not close open circuits. */
+  readonly breakers = new CircuitBreakerRegistry()
 
   get current(): RuntimeConfig | null {
     return this.#current

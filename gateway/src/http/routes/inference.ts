@@ -1,15 +1,24 @@
 /**
  * The OpenAI-compatible inference routes: chat completions, text completions and embeddings. Each
- * is the same pipeline over a different adapter operation and validator.
+ * is the same pipeline over a different adapter operation and validator. A request under a config
+ * (`x-gateway-config`, or its key's or workspace's default) runs through the routing executor
+ * (strategies, retries, circuit breakers); any other goes straight to the one target its headers
+ * or model name, with no routing work at all.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { JsonOperation, ProviderAdapter, StreamingOperation, Warning } from '../../providers/adapter.ts'
+import type { JsonOperation, ProviderAdapter, StreamingOperation, TargetContext, Translated, Warning } from '../../providers/adapter.ts'
 import { GatewayError, invalidParameter } from '../../errors.ts'
 import { validateChatRequest, validateCompletionRequest, validateEmbeddingsRequest } from '../../validation/inference.ts'
 import type { Body } from '../../validation/checks.ts'
 import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
-import { attemptJson, attemptStream } from '../../pipeline/dispatch.ts'
+import type { RequestContext } from '../../pipeline/context.ts'
+import { attemptJson, attemptStream, type Outcome } from '../../pipeline/dispatch.ts'
 import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
+import { bindPlan, type BoundTarget } from '../../routing/bind.ts'
+import { PlanExecutor, type ExecutionTrace } from '../../routing/execute.ts'
+import type { PlanLeaf, PlanNode, ProviderRef } from '../../routing/plan.ts'
+import { systemClock } from '../../routing/retry.ts'
+import { selectConfig } from '../../routing/select.ts'
 import { pipeSse, startSse } from '../sse-writer.ts'
 
 type OperationName = 'chat' | 'completions' | 'embeddings'
@@ -47,8 +56,74 @@ function warningHeaders(warnings: Warning[]): Record<string, string> {
   return { 'x-gateway-warnings': warnings.map((warning) => warning.parameter ?? warning.kind).join(', ') }
 }
 
-function responseHeaders(target: RouteTarget, warnings: Warning[], traceId: string): Record<string, string> {
+/** What every routed answer carries: the trace id, the provider that served it, and any warnings. */
+export function responseHeaders(target: RouteTarget, warnings: Warning[], traceId: string): Record<string, string> {
   return { 'x-gateway-trace-id': traceId, 'x-gateway-provider': target.provider.record.slug, ...warningHeaders(warnings) }
+}
+
+/** What happened under a config: the target that answered (or failed last) and its retries. */
+function routingHeaders(trace: ExecutionTrace<BoundTarget>, traceId: string): Record<string, string> {
+  const leaf = trace.leaf
+  if (leaf === null) return { 'x-gateway-trace-id': traceId }
+  return {
+    'x-gateway-trace-id': traceId,
+    'x-gateway-provider': leaf.target.route.provider.record.slug,
+    'x-gateway-target-path': leaf.path,
+    'x-gateway-retry-attempt-count': String(trace.retries),
+  }
+}
+
+/** The operation with the client headers a config forwards added under the adapter's own (which win). */
+function withForwardedHeaders(operation: AnyOperation, forwarded: Readonly<Record<string, string>> | null): AnyOperation {
+  if (forwarded === null) return operation
+  const toUpstream = (request: Body & { model: string }, target: TargetContext): Translated => {
+    const translated = operation.toUpstream(request, target)
+    return { ...translated, upstream: { ...translated.upstream, headers: { ...forwarded, ...translated.upstream.headers } } }
+  }
+  // A prototype link keeps every other member (stream transform, framing) exactly as the adapter has it.
+  return Object.assign(Object.create(operation) as AnyOperation, { toUpstream })
+}
+
+interface ConfiguredRequest {
+  route: InferenceRoute
+  context: RequestContext
+  body: Body & { model: string }
+  request: FastifyRequest
+  reply: FastifyReply
+}
+
+async function serveWithConfig(deps: PipelineDeps, plan: PlanNode<ProviderRef>, { route, context, body, request, reply }: ConfiguredRequest): Promise<unknown> {
+  const bound = bindPlan(plan, { runtime: context.runtime, workspaceId: context.workspaceId, model: body.model, headers: request.headers })
+  const attempt = (leaf: PlanLeaf<BoundTarget>, signal: AbortSignal): Promise<Outcome<unknown, unknown>> => {
+    const target = leaf.target.route
+    const operation = withForwardedHeaders(operationOf(target.provider.adapter, route.operation, target), leaf.target.forwardedHeaders)
+    const payload = leaf.settings.overrideParams === null ? body : { ...body, ...leaf.settings.overrideParams }
+    const options = leaf.settings.requestTimeoutMs === null ? { signal } : { signal, firstByteTimeoutMs: leaf.settings.requestTimeoutMs }
+    if (payload.stream === true && 'stream' in operation) return attemptStream(operation, target, payload, options)
+    return attemptJson(operation, target, payload, options)
+  }
+  const executor = new PlanExecutor<BoundTarget, Outcome<unknown, unknown>>(attempt, {
+    breakers: deps.holder.breakers,
+    clock: systemClock,
+    random: Math.random,
+    signal: context.signal,
+    conditions: { metadata: context.metadata, params: body },
+  })
+  let outcome: Outcome<unknown, unknown>
+  try {
+    outcome = await executor.run(bound)
+  } catch (error) {
+    reply.headers(routingHeaders(executor.trace, context.trace.traceId))
+    throw error
+  }
+  const headers = { ...routingHeaders(executor.trace, context.trace.traceId), ...warningHeaders(outcome.warnings) }
+  if (outcome.kind === 'stream') {
+    reply.hijack()
+    startSse(reply.raw, 200, headers)
+    await pipeSse(reply.raw, outcome.chunks)
+    return undefined
+  }
+  return reply.headers(headers).send(outcome.response)
 }
 
 export function registerInferenceRoutes(app: FastifyInstance, deps: PipelineDeps): void {
@@ -58,6 +133,8 @@ export function registerInferenceRoutes(app: FastifyInstance, deps: PipelineDeps
       const body = requireObjectBody(request.body)
       route.validate(body)
       const request_ = body as Body & { model: string }
+      const plan = selectConfig(context.runtime, context.workspaceId, request.headers, context.key.defaultConfig)
+      if (plan !== null) return serveWithConfig(deps, plan, { route, context, body: request_, request, reply })
       const target = resolveDirectTarget(context.runtime, context.workspaceId, request.headers, request_.model)
       const operation = operationOf(target.provider.adapter, route.operation, target)
 
