@@ -52,6 +52,8 @@ export async function authenticateApiKey(deps: AuthenticatorDeps, raw: string): 
   if (key.userId) {
     const record = await deps.store.users.get(key.organizationId, key.userId)
     if (!record || record.status !== 'active') throw unauthenticated('the API key\'s user is no longer active')
+    // An admin key is only as strong as its user: once demoted, the key no longer acts at all.
+    if (key.type === 'admin' && record.role === 'member') throw forbidden('the API key\'s user is no longer an organisation owner or admin')
     user = { id: record.id, role: record.role }
     memberships = await membershipsOf(deps.store, record.id)
   }
