@@ -10,6 +10,7 @@ import { renderError } from './http/error-handler.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
+import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
@@ -63,6 +64,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerModelRoutes(app, deps)
   registerPassthroughRoutes(app, deps)
   registerRealtimeRoute(app, deps)
+  registerMessagesRoute(app, deps)
   registerAdminForward(app, options.adminForwarder)
   return app
 }

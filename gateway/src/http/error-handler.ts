@@ -22,11 +22,20 @@ function fromFastify(error: FastifyError): GatewayError | null {
   }
 }
 
-export function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** `toBody` renders the error in another API's shape (the Anthropic Messages route); the OpenAI envelope by default. */
+export function renderError(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  toBody: (error: GatewayError) => unknown = (gatewayError) => gatewayError.toBody(),
+): FastifyReply {
   const gatewayError = error instanceof GatewayError ? error : (fromFastify(error as FastifyError) ?? toGatewayError(error))
-  if (gatewayError.status >= 500) {
+  if (gatewayError.code === 'internal_error') {
     // The cause may hold upstream detail; it is logged, never sent.
     request.log.error({ err: gatewayError.cause ?? gatewayError, code: gatewayError.code }, gatewayError.message)
+  } else if (gatewayError.status >= 500) {
+    // Expected trouble (a provider down, not ready yet): one line, no stack.
+    request.log.warn({ code: gatewayError.code, status: gatewayError.status }, gatewayError.message)
   }
-  return reply.code(gatewayError.status).headers(gatewayError.headers).send(gatewayError.toBody())
+  return reply.code(gatewayError.status).headers(gatewayError.headers).send(toBody(gatewayError))
 }

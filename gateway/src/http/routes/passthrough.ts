@@ -15,6 +15,7 @@ import { forwardToProvider, relayedResponseHeaders } from '../../pipeline/passth
 import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
 import { transportError, type UpstreamResponse } from '../../upstream/transport.ts'
 import { relaySseBytes, startSse } from '../sse-writer.ts'
+import { responseHeaders } from './inference.ts'
 import { passthroughRoutes, type PassthroughOperation, type PassthroughRoute } from './passthrough-table.ts'
 
 type JsonBody = Record<string, unknown>
@@ -76,7 +77,7 @@ function upstreamBody(body: JsonBody | Readable | undefined, target: RouteTarget
 }
 
 function gatewayHeaders(context: RequestContext, target: RouteTarget): Record<string, string> {
-  return { 'x-gateway-trace-id': context.trace.traceId, 'x-gateway-provider': target.provider.record.slug }
+  return responseHeaders(target, [], context.trace.traceId)
 }
 
 async function relay(route: PassthroughRoute, upstream: UpstreamResponse, reply: FastifyReply, context: RequestContext, target: RouteTarget): Promise<void> {
