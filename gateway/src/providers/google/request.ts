@@ -34,10 +34,6 @@ export interface GoogleToolCallExtra {
  */
 const thinkingBudgetByEffort: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 }
 
-interface Mapping {
-  warnings: Warning[]
-}
-
 function partFromUrl(url: string, param: string): GeminiPart {
   const inline = parseDataUrl(url)
   if (inline) return { inlineData: { mimeType: inline.mediaType, data: inline.base64 } }
@@ -113,7 +109,7 @@ function toolName(messages: ChatMessage[], message: ChatMessage, index: number):
   throw invalidParameter(`messages[${index}].tool_call_id`, 'No earlier assistant tool call has this id')
 }
 
-function mapMessages(messages: ChatMessage[], mapping: Mapping): Pick<GeminiRequest, 'contents' | 'systemInstruction'> {
+function mapMessages(messages: ChatMessage[], warnings: Warning[]): Pick<GeminiRequest, 'contents' | 'systemInstruction'> {
   const system: GeminiPart[] = []
   const contents: GeminiContent[] = []
   let warnedName = false
@@ -125,7 +121,7 @@ function mapMessages(messages: ChatMessage[], mapping: Mapping): Pick<GeminiRequ
   }
   messages.forEach((message, index) => {
     if (message.name && message.role !== 'function' && !warnedName) {
-      mapping.warnings.push(unsupportedParameter('messages[].name', 'Gemini has no participant names'))
+      warnings.push(unsupportedParameter('messages[].name', 'Gemini has no participant names'))
       warnedName = true
     }
     switch (message.role) {
@@ -154,13 +150,13 @@ function mapMessages(messages: ChatMessage[], mapping: Mapping): Pick<GeminiRequ
   return system.length > 0 ? { contents, systemInstruction: { parts: system } } : { contents }
 }
 
-function mapTools(request: ChatRequest, mapping: Mapping): Pick<GeminiRequest, 'tools' | 'toolConfig'> {
+function mapTools(request: ChatRequest, warnings: Warning[]): Pick<GeminiRequest, 'tools' | 'toolConfig'> {
   const out: Pick<GeminiRequest, 'tools' | 'toolConfig'> = {}
   if (request.tools && request.tools.length > 0) {
     out.tools = [{
       functionDeclarations: request.tools.map((tool) => {
         const { name, description, parameters, strict } = tool.function
-        if (strict) mapping.warnings.push(unsupportedParameter('tools[].function.strict', 'Gemini has no strict mode for function arguments'))
+        if (strict) warnings.push(unsupportedParameter('tools[].function.strict', 'Gemini has no strict mode for function arguments'))
         const hasProperties = isRecord(parameters?.properties) && Object.keys(parameters.properties).length > 0
         return {
           name,
@@ -176,12 +172,12 @@ function mapTools(request: ChatRequest, mapping: Mapping): Pick<GeminiRequest, '
   else if (choice === 'required') out.toolConfig = { functionCallingConfig: { mode: 'ANY' } }
   else if (isRecord(choice)) out.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } }
   if (request.parallel_tool_calls === false) {
-    mapping.warnings.push(unsupportedParameter('parallel_tool_calls', 'Gemini cannot be told to make at most one call per turn'))
+    warnings.push(unsupportedParameter('parallel_tool_calls', 'Gemini cannot be told to make at most one call per turn'))
   }
   return out
 }
 
-function thinkingConfig(request: ChatRequest, mapping: Mapping): GeminiGenerationConfig['thinkingConfig'] | undefined {
+function thinkingConfig(request: ChatRequest, warnings: Warning[]): GeminiGenerationConfig['thinkingConfig'] | undefined {
   if (request.thinking) {
     if (request.thinking.type === 'disabled') return { thinkingBudget: 0 }
     return { includeThoughts: true, ...(request.thinking.budget_tokens !== undefined && { thinkingBudget: request.thinking.budget_tokens }) }
@@ -189,12 +185,12 @@ function thinkingConfig(request: ChatRequest, mapping: Mapping): GeminiGeneratio
   if (request.reasoning_effort !== undefined) {
     const budget = thinkingBudgetByEffort[request.reasoning_effort]
     if (budget !== undefined) return { thinkingBudget: budget }
-    mapping.warnings.push(unsupportedParameter('reasoning_effort', `Unknown effort '${request.reasoning_effort}'; the model's default applies`))
+    warnings.push(unsupportedParameter('reasoning_effort', `Unknown effort '${request.reasoning_effort}'; the model's default applies`))
   }
   return undefined
 }
 
-function generationConfig(request: ChatRequest, mapping: Mapping): GeminiGenerationConfig {
+function generationConfig(request: ChatRequest, warnings: Warning[]): GeminiGenerationConfig {
   const config: GeminiGenerationConfig = {}
   const maxTokens = request.max_completion_tokens ?? request.max_tokens
   if (request.temperature != null) config.temperature = request.temperature
@@ -216,9 +212,9 @@ function generationConfig(request: ChatRequest, mapping: Mapping): GeminiGenerat
     config.responseMimeType = 'application/json'
     const schema = format.json_schema?.schema
     if (isRecord(schema)) config.responseSchema = toGeminiSchema(schema)
-    if (format.json_schema?.strict) mapping.warnings.push(unsupportedParameter('response_format.json_schema.strict', 'Gemini follows the schema without a strict switch'))
+    if (format.json_schema?.strict) warnings.push(unsupportedParameter('response_format.json_schema.strict', 'Gemini follows the schema without a strict switch'))
   }
-  const thinking = thinkingConfig(request, mapping)
+  const thinking = thinkingConfig(request, warnings)
   if (thinking) config.thinkingConfig = thinking
   return config
 }
@@ -229,10 +225,10 @@ export interface GeminiTranslation {
 }
 
 export function toGeminiRequest(request: ChatRequest): GeminiTranslation {
-  const mapping: Mapping = { warnings: unhandledFieldWarnings(request, handledFields, 'Gemini') }
-  const body: GeminiRequest = { ...mapMessages(request.messages, mapping), ...mapTools(request, mapping) }
+  const warnings = unhandledFieldWarnings(request, handledFields, 'Gemini')
+  const body: GeminiRequest = { ...mapMessages(request.messages, warnings), ...mapTools(request, warnings) }
   if (Array.isArray(request.safety_settings)) body.safetySettings = request.safety_settings
-  const config = generationConfig(request, mapping)
+  const config = generationConfig(request, warnings)
   if (Object.keys(config).length > 0) body.generationConfig = config
-  return { body, warnings: mapping.warnings }
+  return { body, warnings }
 }
