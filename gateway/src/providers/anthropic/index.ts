@@ -5,11 +5,10 @@
  */
 import type { ProviderAdapter, StreamingOperation, TargetContext, Translated } from '../adapter.ts'
 import type { ChatChunk, ChatRequest, ChatResponse } from '../canonical.ts'
-import { usageFromOpenAI } from '../canonical.ts'
 import { parseAnthropicError } from './errors.ts'
 import { anthropicHeaders, anthropicNativeMessages } from './native.ts'
 import { chatToAnthropicBody } from './request.ts'
-import { anthropicToChat } from './response.ts'
+import { anthropicToChat, usageFromChatResponse } from './response.ts'
 import { anthropicStream } from './stream.ts'
 
 function toUpstream(request: ChatRequest, target: TargetContext): Translated {
@@ -29,7 +28,7 @@ export const anthropicChat: StreamingOperation<ChatRequest, ChatResponse, ChatCh
   framing: 'sse',
   toUpstream,
   fromUpstream: anthropicToChat,
-  usage: (response) => usageFromOpenAI(response.usage),
+  usage: usageFromChatResponse,
   stream: anthropicStream,
 }
 

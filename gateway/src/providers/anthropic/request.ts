@@ -75,7 +75,7 @@ export function chatToAnthropicBody(request: ChatRequest, target: TargetContext)
   const stop = stopSequences(request.stop)
   if (stop) body.stop_sequences = stop
   const hasTools = Array.isArray(request.tools) && request.tools.length > 0
-  if (hasTools) body.tools = request.tools!.map(toAnthropicTool)
+  if (hasTools) body.tools = (request.tools as FunctionTool[]).map(toAnthropicTool)
   // parallel_tool_calls alone means nothing without tools (OpenAI ignores it too).
   const toolChoice = toAnthropicToolChoice(request.tool_choice, hasTools ? request.parallel_tool_calls : undefined)
   if (toolChoice) body.tool_choice = toolChoice

@@ -22,9 +22,9 @@ describe('anthropic chat response', () => {
           logprobs: null,
         },
       ],
-      usage: { prompt_tokens: 12 + 2048 + 100, completion_tokens: 40, total_tokens: 12 + 2048 + 100 + 40, prompt_tokens_details: { cached_tokens: 2048 } },
+      usage: { prompt_tokens: 12 + 2048 + 100, completion_tokens: 40, total_tokens: 12 + 2048 + 100 + 40, prompt_tokens_details: { cached_tokens: 2048 }, cache_creation_input_tokens: 100 },
     })
-    expect(chat.usage(response)).toEqual({ inputTokens: 2160, outputTokens: 40, cachedInputTokens: 2048 })
+    expect(chat.usage(response)).toEqual({ inputTokens: 2160, outputTokens: 40, cachedInputTokens: 2048, cacheWriteInputTokens: 100 })
   })
 
   it('maps tool_use blocks to tool_calls with null content', () => {
@@ -42,7 +42,7 @@ describe('anthropic chat response', () => {
       finish_reason: 'tool_calls',
       logprobs: null,
     })
-    expect(response.usage).toEqual({ prompt_tokens: 472, completion_tokens: 89, total_tokens: 561, prompt_tokens_details: { cached_tokens: 0 } })
+    expect(response.usage).toEqual({ prompt_tokens: 472, completion_tokens: 89, total_tokens: 561, prompt_tokens_details: { cached_tokens: 0 }, cache_creation_input_tokens: 0 })
   })
 
   it('falls back to the context for a missing id and model, and answers "" for an empty message', () => {

@@ -8,8 +8,8 @@
  */
 import type { ResponseContext } from '../adapter.ts'
 import { MalformedResponseError } from '../adapter.ts'
-import type { ChatResponse, FinishReason, ToolCall, Usage } from '../canonical.ts'
-import { usageToOpenAI } from '../canonical.ts'
+import type { ChatResponse, FinishReason, OpenAIUsage, ToolCall, Usage } from '../canonical.ts'
+import { usageFromOpenAI, usageToOpenAI } from '../canonical.ts'
 import { isRecord } from '../shared/errors.ts'
 import { finishReasonFromTable, toOpenAIFinishReason, type FinishReasonTable } from '../shared/finish-reasons.ts'
 import type { AnthropicMessage, AnthropicUsage } from './types.ts'
@@ -42,6 +42,24 @@ export function usageFromAnthropic(usage: AnthropicUsage | null | undefined): Us
   const thinking = usage?.output_tokens_details?.thinking_tokens
   if (typeof thinking === 'number') result.reasoningTokens = thinking
   return result
+}
+
+/**
+ * OpenAI usage for a provider that bills prompt-cache writes apart (Anthropic, Bedrock). OpenAI has
+ * no field for them, so they ride as `cache_creation_input_tokens` (the name Anthropic and other
+ * gateways use) and `usageFromChatResponse` reads them back for accounting.
+ */
+export function chatUsageWithCacheWrites(usage: Usage): OpenAIUsage {
+  const result: OpenAIUsage & { cache_creation_input_tokens?: number } = usageToOpenAI(usage)
+  if (usage.cacheWriteInputTokens !== undefined) result.cache_creation_input_tokens = usage.cacheWriteInputTokens
+  return result
+}
+
+export function usageFromChatResponse(response: ChatResponse): Usage {
+  const usage = usageFromOpenAI(response.usage)
+  const writes = (response.usage as { cache_creation_input_tokens?: unknown } | undefined)?.cache_creation_input_tokens
+  if (typeof writes === 'number') usage.cacheWriteInputTokens = writes
+  return usage
 }
 
 export function expectAnthropicMessage(body: unknown): AnthropicMessage {
@@ -86,7 +104,7 @@ export function anthropicToChat(body: unknown, context: ResponseContext): ChatRe
         logprobs: null,
       },
     ],
-    usage: usageToOpenAI(usageFromAnthropic(message.usage)),
+    usage: chatUsageWithCacheWrites(usageFromAnthropic(message.usage)),
   }
   return response
 }

@@ -25,7 +25,7 @@ describe('anthropic stream', () => {
       created: testContext.createdAt,
       model: 'claude-sonnet-4-5-20250929',
       choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1025, completion_tokens: 15, total_tokens: 1040, prompt_tokens_details: { cached_tokens: 1000 } },
+      usage: { prompt_tokens: 1025, completion_tokens: 15, total_tokens: 1040, prompt_tokens_details: { cached_tokens: 1000 }, cache_creation_input_tokens: 0 },
     })
     expect(result.usage).toEqual({ inputTokens: 1025, outputTokens: 15, cachedInputTokens: 1000, cacheWriteInputTokens: 0 })
     expect(result.finishReason).toEqual({ unified: 'stop', raw: 'end_turn' })

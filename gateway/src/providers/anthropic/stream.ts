@@ -7,11 +7,10 @@
 import type { ResponseContext, StreamTransform, UpstreamEvent } from '../adapter.ts'
 import { ProviderStreamError } from '../adapter.ts'
 import type { ChatChunk, ChatChunkChoice, FinishReason, Usage } from '../canonical.ts'
-import { usageToOpenAI } from '../canonical.ts'
 import { isRecord } from '../shared/errors.ts'
 import { toOpenAIFinishReason } from '../shared/finish-reasons.ts'
 import { anthropicStreamErrorInfo } from './errors.ts'
-import { anthropicFinishReason, usageFromAnthropic } from './response.ts'
+import { anthropicFinishReason, chatUsageWithCacheWrites, usageFromAnthropic } from './response.ts'
 import type { AnthropicUsage } from './types.ts'
 
 export interface AnthropicStreamState extends AnthropicAccounting {
@@ -105,7 +104,7 @@ function onBlockDelta(state: AnthropicStreamState, data: Record<string, unknown>
 function onMessageDelta(state: AnthropicStreamState, data: Record<string, unknown>): ChatChunk[] {
   if (!isRecord(data.delta) || typeof data.delta.stop_reason !== 'string') return []
   const finishing = chunk(state, {}, toOpenAIFinishReason(finishReasonOf(state)))
-  finishing.usage = usageToOpenAI(usageFromAnthropic(state.usage))
+  finishing.usage = chatUsageWithCacheWrites(usageFromAnthropic(state.usage))
   return [finishing]
 }
 

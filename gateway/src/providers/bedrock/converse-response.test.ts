@@ -18,7 +18,7 @@ describe('bedrock converse response', () => {
           logprobs: null,
         },
       ],
-      usage: { prompt_tokens: 530, completion_tokens: 12, total_tokens: 542, prompt_tokens_details: { cached_tokens: 400 } },
+      usage: { prompt_tokens: 530, completion_tokens: 12, total_tokens: 542, prompt_tokens_details: { cached_tokens: 400 }, cache_creation_input_tokens: 100 },
     })
   })
 

@@ -9,7 +9,7 @@
 import type { ResponseContext } from '../adapter.ts'
 import { MalformedResponseError } from '../adapter.ts'
 import type { ChatResponse, FinishReason, ToolCall, Usage } from '../canonical.ts'
-import { usageToOpenAI } from '../canonical.ts'
+import { chatUsageWithCacheWrites } from '../anthropic/response.ts'
 import { isRecord } from '../shared/errors.ts'
 import { finishReasonFromTable, toOpenAIFinishReason, type FinishReasonTable } from '../shared/finish-reasons.ts'
 import type { ConverseResponse, ConverseUsage } from './types.ts'
@@ -86,6 +86,6 @@ export function converseToChat(body: unknown, context: ResponseContext): ChatRes
         logprobs: null,
       },
     ],
-    usage: usageToOpenAI(usageFromConverse(response.usage)),
+    usage: chatUsageWithCacheWrites(usageFromConverse(response.usage)),
   }
 }

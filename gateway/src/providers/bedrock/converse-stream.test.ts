@@ -18,7 +18,7 @@ describe('bedrock converse stream', () => {
       created: testContext.createdAt,
       model: testContext.requestModel,
       choices: [{ index: 0, delta: {}, finish_reason: 'length' }],
-      usage: { prompt_tokens: 20, completion_tokens: 64, total_tokens: 84, prompt_tokens_details: { cached_tokens: 0 } },
+      usage: { prompt_tokens: 20, completion_tokens: 64, total_tokens: 84, prompt_tokens_details: { cached_tokens: 0 }, cache_creation_input_tokens: 0 },
     })
     expect(result.usage).toEqual({ inputTokens: 20, outputTokens: 64, cachedInputTokens: 0, cacheWriteInputTokens: 0 })
     expect(result.finishReason).toEqual({ unified: 'length', raw: 'max_tokens' })

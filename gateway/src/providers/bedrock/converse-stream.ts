@@ -8,7 +8,7 @@
 import type { ResponseContext, StreamTransform, UpstreamEvent } from '../adapter.ts'
 import { ProviderStreamError } from '../adapter.ts'
 import type { ChatChunk, ChatChunkChoice } from '../canonical.ts'
-import { usageToOpenAI } from '../canonical.ts'
+import { chatUsageWithCacheWrites } from '../anthropic/response.ts'
 import { isRecord } from '../shared/errors.ts'
 import { toOpenAIFinishReason } from '../shared/finish-reasons.ts'
 import { converseFinishReason, usageFromConverse } from './converse-response.ts'
@@ -37,7 +37,7 @@ function chunk(state: ConverseStreamState, delta: ChatChunkChoice['delta'], fini
 function finishingChunk(state: ConverseStreamState): ChatChunk {
   state.finishSent = true
   const finishing = chunk(state, {}, toOpenAIFinishReason(converseFinishReason(state.stopReason)))
-  if (state.usage) finishing.usage = usageToOpenAI(usageFromConverse(state.usage))
+  if (state.usage) finishing.usage = chatUsageWithCacheWrites(usageFromConverse(state.usage))
   return finishing
 }
 

@@ -54,7 +54,7 @@ describe('bedrock adapter', () => {
   it('reads an invoke answer with the anthropic transforms and a Converse answer with its own', () => {
     const invoked = chat.fromUpstream(fixture(import.meta.url, 'invoke-response.json'), testContext)
     expect(invoked).toMatchObject({ id: 'msg_bdrk_01Mvzb2fxyBTQ6eyFmJrbDkq', model: 'claude-3-5-sonnet-20241022', choices: [{ message: { content: 'Bonjour !' }, finish_reason: 'stop' }] })
-    expect(chat.usage(invoked)).toEqual({ inputTokens: 14, outputTokens: 6, cachedInputTokens: 0 })
+    expect(chat.usage(invoked)).toEqual({ inputTokens: 14, outputTokens: 6, cachedInputTokens: 0, cacheWriteInputTokens: 0 })
     const conversed = chat.fromUpstream(fixture(import.meta.url, 'converse-response-tool-use.json'), testContext)
     expect(conversed.choices[0]!.finish_reason).toBe('tool_calls')
   })

@@ -7,9 +7,9 @@
  */
 import { GatewayError } from '../../errors.ts'
 import type { ProviderAdapter, ResponseContext, StreamingOperation, StreamTransform, TargetContext, UpstreamEvent } from '../adapter.ts'
-import { anthropicToChat } from '../anthropic/response.ts'
+import { anthropicToChat, usageFromChatResponse } from '../anthropic/response.ts'
 import type { ChatChunk, ChatRequest, ChatResponse } from '../canonical.ts'
-import { emptyUsage, usageFromOpenAI } from '../canonical.ts'
+import { emptyUsage } from '../canonical.ts'
 import { isRecord } from '../shared/errors.ts'
 import { converseRequest } from './converse-request.ts'
 import { converseToChat } from './converse-response.ts'
@@ -56,7 +56,7 @@ export const bedrockChat: StreamingOperation<ChatRequest, ChatResponse, ChatChun
   toUpstream: (request: ChatRequest, target: TargetContext) =>
     bedrockChatMode(target.options) === 'invoke' ? invokeRequest(request, target) : converseRequest(request, target),
   fromUpstream: (body, context) => (isRecord(body) && body.type === 'message' ? anthropicToChat(body, context) : converseToChat(body, context)),
-  usage: (response) => usageFromOpenAI(response.usage),
+  usage: usageFromChatResponse,
   stream: bedrockChatStream,
 }
 
