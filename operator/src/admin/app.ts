@@ -81,6 +81,8 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
   app.decorateRequest('auditTarget', null)
 
   app.addHook('onRequest', async (request) => {
+    // Routes with their own authentication (the gateway snapshot stream) opt out of the admin one.
+    if ((request.routeOptions.config as { publicRoute?: boolean } | undefined)?.publicRoute) return
     const credential = extractCredential({ apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization })
     try {
       request.principal = await authenticate(authDeps, { apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization })

@@ -71,7 +71,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     }
     await adminApp.ready()
     closers.push(() => adminApp.close())
-    closers.push(startWorkers({ store, logger }))
+    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper }))
     return {
       store,
       secrets,

@@ -56,7 +56,7 @@ export function registerSyncRoutes(app: FastifyInstance, options: SyncRoutesOpti
     return false
   }
 
-  app.get(SYNC_STREAM_PATH, async (request, reply) => {
+  app.get(SYNC_STREAM_PATH, { config: { publicRoute: true } }, async (request, reply) => {
     if (!authorized(request, reply)) return reply
     const query = streamQuery.safeParse(request.query)
     if (!query.success) return refuse(reply, 400, 'invalid_parameter', 'gateway_id and after are required')
@@ -83,7 +83,7 @@ export function registerSyncRoutes(app: FastifyInstance, options: SyncRoutesOpti
     })
   })
 
-  app.post(SYNC_ACK_PATH, async (request, reply) => {
+  app.post(SYNC_ACK_PATH, { config: { publicRoute: true } }, async (request, reply) => {
     if (!authorized(request, reply)) return reply
     const body = ackBody.safeParse(request.body)
     if (!body.success) return refuse(reply, 400, 'invalid_parameter', 'gateway_id, generation and status are required')
@@ -93,7 +93,7 @@ export function registerSyncRoutes(app: FastifyInstance, options: SyncRoutesOpti
     return reply.code(204).send()
   })
 
-  app.get(SYNC_GATEWAYS_PATH, async (request, reply) => {
+  app.get(SYNC_GATEWAYS_PATH, { config: { publicRoute: true } }, async (request, reply) => {
     if (!authorized(request, reply)) return reply
     return { object: 'list', data: registry.list(), latest_generation: publisher.latest?.generation ?? null }
   })
