@@ -187,11 +187,16 @@ function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Gen
   const { id, created, model, reply, n, usage, dialect } = input
   const usageChunk = dialect.streamUsage === 'include_usage' && includeUsage
   const frame = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
+  // Every chunk shares its envelope: serialise it once and splice each chunk's choices in.
+  const envelope = JSON.stringify({ id, object: 'chat.completion.chunk', created, model, ...dialect.responseFields })
+  const head = `data: ${envelope.slice(0, -1)},"choices":[`
+  // With include_usage OpenAI sends `usage: null` on every chunk but the last.
+  const tail = usageChunk ? '],"usage":null}\n\n' : ']}\n\n'
   const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => {
-    const payload: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model, ...dialect.responseFields, choices }
-    // With include_usage OpenAI sends `usage: null` on every chunk but the last.
-    if (usageChunk) payload.usage = null
-    return frame(extra ? { ...payload, ...extra } : payload)
+    if (extra) return frame({ ...JSON.parse(envelope), choices, ...extra })
+    let body = ''
+    for (const item of choices) body += (body === '' ? '' : ',') + JSON.stringify(item)
+    return head + body + tail
   }
   const choice = (index: number, delta: unknown, finishReason: string | null = null, withFilters = true): unknown => ({
     index,
