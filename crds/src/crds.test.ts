@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
 import { renderCrdFiles } from '../scripts/render.ts'
 import { crdManifests, parseResource } from './index.ts'
-import type { JsonSchema } from './openapi.ts'
+import { toStructural, type JsonSchema } from './openapi.ts'
+import { z } from 'zod'
 import { baseline, invalidCases, invalidObject } from './testdata/cases.ts'
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -109,6 +110,26 @@ describe('CRD schemas', () => {
         'self == oldSelf',
       ]),
     )
+  })
+})
+
+describe('toStructural', () => {
+  it('refuses what a structural schema cannot express instead of loosening it', () => {
+    expect(() => toStructural(z.object({ a: z.union([z.string(), z.number()]).describe('A') }))).toThrow(/anyOf/)
+    expect(() => toStructural(z.object({ m: z.record(z.string(), z.unknown()).describe('M') }))).toThrow(/freeForm/)
+    expect(() => toStructural(z.object({ t: z.tuple([z.string()]).describe('T') }))).toThrow()
+  })
+
+  it('turns literals into enums, drops additionalProperties: false and keeps nullable', () => {
+    const schema = toStructural(z.strictObject({ v: z.literal('x').describe('V'), n: z.string().max(3).nullable().describe('N') }))
+    expect(schema).toEqual({
+      type: 'object',
+      properties: {
+        v: { type: 'string', enum: ['x'], description: 'V' },
+        n: { type: 'string', maxLength: 3, nullable: true, description: 'N' },
+      },
+      required: ['v', 'n'],
+    })
   })
 })
 
