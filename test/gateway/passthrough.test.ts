@@ -8,6 +8,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import OpenAI, { toFile } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startCohereSimulator } from '../simulators/cohere.ts'
+import { startMistralSimulator } from '../simulators/mistral.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { pseudoBytes } from '../simulators/openai-extra.ts'
 import type { RecordedRequest, Simulator } from '../simulators/index.ts'
@@ -51,14 +53,20 @@ async function startSlowReader(): Promise<SlowReader> {
 }
 
 let simulator: Simulator
+let cohere: Simulator
+let mistral: Simulator
 let slowReader: SlowReader
 let gateway: TestGateway
 let client: OpenAI
 
 beforeAll(async () => {
   simulator = await startOpenAISimulator({ chunks: 4 })
+  cohere = await startCohereSimulator()
+  mistral = await startMistralSimulator()
   slowReader = await startSlowReader()
   gateway = await startTestGateway([
+    { slug: 'cohere-main', kind: 'cohere', baseUrl: cohere.url, credentials: { apiKey: 'co-upstream' } },
+    { slug: 'mistral-main', kind: 'mistral-ai', baseUrl: mistral.baseUrl, credentials: { apiKey: 'mi-upstream' } },
     { slug: 'openai-main', kind: 'openai', baseUrl: simulator.baseUrl, credentials: { apiKey: UPSTREAM_KEY } },
     { slug: 'slow-reader', kind: 'openai', baseUrl: slowReader.url },
     { slug: 'deepseek-main', kind: 'deepseek', baseUrl: simulator.baseUrl },
@@ -69,6 +77,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close()
   await simulator?.close()
+  await cohere?.close()
+  await mistral?.close()
   await slowReader?.close()
 })
 
@@ -302,6 +312,31 @@ describe('batches, moderations, fine-tuning, models, rerank and OCR', () => {
     expect(rerank).toMatchObject({ object: 'simulator.echo', path: '/v1/rerank', body: { query: 'gate' } })
     const ocr = await client.post('/ocr', { body: { model: '@openai-main/ocr-latest', document: { type: 'document_url', document_url: 'https://example.com/a.pdf' } } })
     expect(ocr).toMatchObject({ path: '/v1/ocr', body: { model: 'ocr-latest' } })
+  })
+})
+
+describe('rerank and OCR through a provider’s own operation', () => {
+  // No provider header: the model's @slug names the provider.
+  const bare = (): OpenAI => new OpenAI({ apiKey: gateway.workspaceKey, baseURL: gateway.baseUrl, maxRetries: 0 })
+
+  it('reranks with Cohere in its own API and answers the unified shape', async () => {
+    const answer = (await bare().post('/rerank', {
+      body: { model: '@cohere-main/rerank-v3.5', query: 'which is a gate?', documents: ['a gate', 'a cat', 'a gatehouse'], top_n: 2 },
+    })) as { results: Array<{ index: number; relevance_score: number }> }
+    expect(answer.results).toHaveLength(2)
+    expect(typeof answer.results[0]?.relevance_score).toBe('number')
+    expect(cohere.requests).toHaveLength(1)
+    expect(cohere.requests[0]).toMatchObject({ method: 'POST', path: '/v2/rerank', body: { model: 'rerank-v3.5', query: 'which is a gate?' } })
+    expect(cohere.requests[0]?.headers.authorization).toBe('Bearer co-upstream')
+    expect(simulator.requests).toHaveLength(0)
+  })
+
+  it('runs OCR with Mistral', async () => {
+    const answer = (await bare().post('/ocr', {
+      body: { model: '@mistral-main/mistral-ocr-latest', document: { type: 'document_url', document_url: 'data:application/pdf;base64,JVBERi0xLjQK' } },
+    })) as { pages: Array<{ index: number; markdown: string }> }
+    expect(answer.pages.length).toBeGreaterThan(0)
+    expect(mistral.requests[0]).toMatchObject({ method: 'POST', path: '/v1/ocr', body: { model: 'mistral-ocr-latest' } })
   })
 })
 
