@@ -133,6 +133,21 @@ describe('responses', () => {
     expect(await raw.text()).toMatch(/^event: response\.created\ndata: /)
   })
 
+  it('aborts the provider call when the client goes away mid-stream', async () => {
+    simulator.options.tokenIntervalMs = 50
+    try {
+      const controller = new AbortController()
+      const stream = await client.responses.create({ model: 'gpt-4o', input: 'a long story', stream: true }, { signal: controller.signal })
+      const iterator = stream[Symbol.asyncIterator]()
+      await iterator.next()
+      controller.abort()
+      await simulator.waitForClosedEarly(1, 5000)
+      expect(simulator.closedEarly).toBe(1)
+    } finally {
+      simulator.options.tokenIntervalMs = 0
+    }
+  })
+
   it('retrieves with include values the spec allows and refuses others before calling the provider', async () => {
     const answer = await client.responses.retrieve('resp_abc', { include: ['file_search_call.results', 'message.input_image.image_url'] })
     expect(answer).toMatchObject({ id: 'resp_abc', object: 'response' })
