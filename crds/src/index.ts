@@ -6,7 +6,8 @@
 import { crdManifest, type CrdManifest } from './manifest.ts'
 import { kindDefinitions } from './resources.ts'
 
-export { API_VERSION, GROUP, VERSION, PERIODIC_RESETS, RATE_LIMIT_UNITS } from './v1alpha1/shared.ts'
+export { API_VERSION, GROUP, VERSION, PERIODIC_RESETS, RATE_LIMIT_UNITS, commonStatus, condition } from './v1alpha1/shared.ts'
+export type { ResourceStatus, Condition } from './v1alpha1/shared.ts'
 export { CATEGORY, type CrdManifest } from './manifest.ts'
 export { parseResource, formatPath, type ParseResult, type Problem } from './parse.ts'
 export * from './resources.ts'

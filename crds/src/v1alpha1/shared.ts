@@ -282,6 +282,9 @@ export const commonStatus = z
   })
   .describe('Observed state, written by the operator through the status subresource.')
 
+export type Condition = z.infer<typeof condition>
+export type ResourceStatus = z.infer<typeof commonStatus>
+
 /** Object metadata as parsed from YAML files in embedded mode; the API server owns the real schema. */
 export const objectMeta = z.looseObject({
   name: objectName('Object name (a DNS subdomain).'),
