@@ -15,7 +15,7 @@ import type { TargetContext } from '../adapter.ts'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice, Warning } from '../canonical.ts'
 import { parseDataUrl } from '../shared/data-url.ts'
 import { isRecord } from '../shared/errors.ts'
-import { defaultValuedFields, nonDefaultValueWarnings } from '../shared/openai-values.ts'
+import { defaultValuedFields, isNumber, nonDefaultValueWarnings, stopList } from '../shared/openai-values.ts'
 import { toolArgumentsObject } from '../shared/tool-arguments.ts'
 import { TurnBuilder } from '../shared/turns.ts'
 import { unhandledFieldWarnings, unsupportedParameter } from '../shared/warnings.ts'
@@ -72,7 +72,7 @@ export function chatToAnthropicBody(request: ChatRequest, target: TargetContext)
   if (isNumber(request.temperature)) body.temperature = request.temperature
   if (isNumber(request.top_p)) body.top_p = request.top_p
   if (isNumber(request.top_k)) body.top_k = request.top_k
-  const stop = stopSequences(request.stop)
+  const stop = stopList(request.stop)
   if (stop) body.stop_sequences = stop
   const hasTools = Array.isArray(request.tools) && request.tools.length > 0
   if (hasTools) body.tools = (request.tools as FunctionTool[]).map(toAnthropicTool)
@@ -85,10 +85,6 @@ export function chatToAnthropicBody(request: ChatRequest, target: TargetContext)
   return { body, warnings }
 }
 
-function isNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value)
-}
-
 export function maxTokens(request: ChatRequest, target: TargetContext): number {
   const asked = request.max_completion_tokens ?? request.max_tokens
   if (isNumber(asked)) return asked
@@ -96,12 +92,6 @@ export function maxTokens(request: ChatRequest, target: TargetContext): number {
   const fallback = Number.isInteger(configured) && configured > 0 ? configured : DEFAULT_MAX_TOKENS
   const budget = isRecord(request.thinking) && request.thinking.type === 'enabled' ? request.thinking.budget_tokens : undefined
   return isNumber(budget) && budget > 0 ? budget + fallback : fallback
-}
-
-function stopSequences(stop: ChatRequest['stop']): string[] | null {
-  if (typeof stop === 'string') return stop === '' ? null : [stop]
-  if (Array.isArray(stop) && stop.length > 0) return stop
-  return null
 }
 
 function toAnthropicTool(tool: FunctionTool): AnthropicTool {
@@ -144,6 +134,8 @@ export function convertMessages(input: readonly ChatMessage[], warnings: Warning
   const turns = new TurnBuilder<AnthropicRequestBlock>()
   const push = turns.push.bind(turns)
 
+  // An assistant message's `reasoning_content` (echoed back by clients) is not sent: Anthropic only
+  // accepts thinking it signed, and OpenAI-shaped history carries no signature.
   input.forEach((message, index) => {
     const at = `messages[${index}]`
     if (typeof message.name === 'string') warnings.push(unsupportedParameter(`${at}.name`, 'Anthropic messages carry no participant names'))

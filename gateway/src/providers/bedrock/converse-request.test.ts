@@ -40,7 +40,8 @@ describe('bedrock converse request', () => {
       additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1024 }, top_k: 50 },
     })
     expect(warnings).toEqual([])
-    expect(body({ max_tokens: 64, stop: ['a', 'b'] }).inferenceConfig).toEqual({ maxTokens: 64, stopSequences: ['a', 'b'] })
+    expect(body({ max_tokens: 64, stop: ['a', '', 'b'] }).inferenceConfig).toEqual({ maxTokens: 64, stopSequences: ['a', 'b'] })
+    expect(body({ stop: '' })).not.toHaveProperty('inferenceConfig')
   })
 
   it('maps system messages, images, documents, cache points and a tool conversation', () => {
@@ -153,7 +154,7 @@ describe('bedrock converse request', () => {
 
   it('reports every parameter Converse cannot honour', () => {
     const { warnings } = translate({
-      tools: [{ type: 'function', function: { name: 'f' } }],
+      tools: [{ type: 'function', function: { name: 'f', strict: true } }],
       parallel_tool_calls: false,
       n: 3,
       logprobs: true,
@@ -163,6 +164,6 @@ describe('bedrock converse request', () => {
       user: 'u',
       response_format: { type: 'json_object' },
     })
-    expect(warnings.map((warning) => warning.parameter).sort()).toEqual(['frequency_penalty', 'logit_bias', 'logprobs', 'n', 'parallel_tool_calls', 'response_format', 'seed', 'user'])
+    expect(warnings.map((warning) => warning.parameter).sort()).toEqual(['frequency_penalty', 'logit_bias', 'logprobs', 'n', 'parallel_tool_calls', 'response_format', 'seed', 'tools[0].function.strict', 'user'])
   })
 })

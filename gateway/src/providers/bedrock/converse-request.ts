@@ -18,7 +18,7 @@ import type { TargetContext, Translated } from '../adapter.ts'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, Warning } from '../canonical.ts'
 import { parseDataUrl } from '../shared/data-url.ts'
 import { isRecord } from '../shared/errors.ts'
-import { defaultValuedFields, nonDefaultValueWarnings } from '../shared/openai-values.ts'
+import { defaultValuedFields, isNumber, nonDefaultValueWarnings, stopList } from '../shared/openai-values.ts'
 import { toolArgumentsObject } from '../shared/tool-arguments.ts'
 import { TurnBuilder } from '../shared/turns.ts'
 import { unhandledFieldWarnings, unsupportedParameter } from '../shared/warnings.ts'
@@ -60,10 +60,6 @@ const documentFormats: Readonly<Record<string, string>> = {
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
 }
 
-function isNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value)
-}
-
 export function converseRequest(request: ChatRequest, target: TargetContext): Translated {
   const warnings: Warning[] = unhandledFieldWarnings(request, handledFields, PROVIDER)
   warnings.push(...nonDefaultValueWarnings(request, PROVIDER))
@@ -76,8 +72,8 @@ export function converseRequest(request: ChatRequest, target: TargetContext): Tr
   if (isNumber(maxTokens)) inference.maxTokens = maxTokens
   if (isNumber(request.temperature)) inference.temperature = request.temperature
   if (isNumber(request.top_p)) inference.topP = request.top_p
-  const stop = typeof request.stop === 'string' ? [request.stop] : request.stop
-  if (Array.isArray(stop) && stop.length > 0) inference.stopSequences = stop
+  const stop = stopList(request.stop)
+  if (stop) inference.stopSequences = stop
   if (Object.keys(inference).length > 0) body.inferenceConfig = inference
 
   const toolConfig = converseToolConfig(request, messages, warnings)
@@ -108,6 +104,9 @@ function converseToolConfig(request: ChatRequest, messages: ConverseRequest['mes
     if (!historyHasTools) return null
     warnings.push(unsupportedParameter('tool_choice', 'Converse has no "none" tool choice and needs the tools while the conversation holds tool calls'))
   }
+  request.tools.forEach((tool, index) => {
+    if (tool.function.strict === true) warnings.push(unsupportedParameter(`tools[${index}].function.strict`, 'Converse cannot enforce strict tool schemas'))
+  })
   const config: NonNullable<ConverseRequest['toolConfig']> = { tools: request.tools.map(converseTool) }
   let toolChoice: ConverseToolChoice | null = null
   if (choice === 'auto') toolChoice = { auto: {} }

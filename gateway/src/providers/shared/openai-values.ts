@@ -8,8 +8,15 @@ import { unsupportedParameter } from './warnings.ts'
 
 export const defaultValuedFields: readonly string[] = ['n', 'logprobs', 'presence_penalty', 'frequency_penalty', 'store']
 
-function isNumber(value: unknown): value is number {
+export function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value)
+}
+
+/** OpenAI `stop` (a string or a list) as a list; null when it asks for nothing. */
+export function stopList(stop: ChatRequest['stop']): string[] | null {
+  const list = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []
+  const nonEmpty = list.filter((sequence) => typeof sequence === 'string' && sequence !== '')
+  return nonEmpty.length > 0 ? nonEmpty : null
 }
 
 export function nonDefaultValueWarnings(request: ChatRequest, provider: string): Warning[] {
