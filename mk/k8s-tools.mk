@@ -11,6 +11,8 @@ K8S_KUBE_MOD := test/k8s/tools/kube
 K8S_HELM_MOD := test/k8s/tools/helm
 K8S_VERSION := v1.36.3
 
+# Go from PATH, else the usual install location.
+GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go))
 # GOTOOLCHAIN=local: never download another Go; -mod=mod: the wrapper's go.sum is the pin.
 # CGO_ENABLED=0: static binaries, no C toolchain needed.
 K8S_GO_ENV := GOTOOLCHAIN=local GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0
@@ -40,21 +42,31 @@ K8S_TOOLS := $(K8S_TOOLS_BIN)/kube-apiserver $(K8S_TOOLS_BIN)/etcd $(K8S_TOOLS_B
 
 k8s-tools: $(K8S_TOOLS)
 
+ifeq ($(GO),)
+# Without Go the suites in test/k8s skip with a message (and fail under CI=true).
+test-tools::
+	@echo "warning: Go not found: kube-apiserver, etcd, kubectl and helm not built (test/k8s suites skip)"
+else
 test-tools:: $(K8S_TOOLS)
+endif
 
 $(K8S_TOOLS_BIN)/kube-apiserver: $(K8S_KUBE_MOD)/go.mod $(K8S_KUBE_MOD)/go.sum
-	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) go build -trimpath -ldflags '$(K8S_VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) $(GO) build -trimpath -ldflags '$(K8S_VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	@touch $@  # go skips writing an up-to-date binary; make needs the newer mtime
 
 $(K8S_TOOLS_BIN)/kubectl: $(K8S_KUBE_MOD)/go.mod $(K8S_KUBE_MOD)/go.sum
-	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) go build -trimpath -ldflags '$(K8S_VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
+	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) $(GO) build -trimpath -ldflags '$(K8S_VERSION_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
+	@touch $@  # go skips writing an up-to-date binary; make needs the newer mtime
 
 # etcd's server module is a `package main` at its root; the version is the one k8s.io/apiserver
 # v0.36.3 requires, so server and client speak the same protocol revision.
 $(K8S_TOOLS_BIN)/etcd: $(K8S_KUBE_MOD)/go.mod $(K8S_KUBE_MOD)/go.sum
-	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) go build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+	cd $(K8S_KUBE_MOD) && $(K8S_GO_ENV) $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+	@touch $@  # go skips writing an up-to-date binary; make needs the newer mtime
 
 $(K8S_TOOLS_BIN)/helm: $(K8S_HELM_MOD)/go.mod $(K8S_HELM_MOD)/go.sum
-	cd $(K8S_HELM_MOD) && $(K8S_GO_ENV) GOBIN=$(K8S_TOOLS_BIN) go install -trimpath -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm
+	cd $(K8S_HELM_MOD) && $(K8S_GO_ENV) GOBIN=$(K8S_TOOLS_BIN) $(GO) install -trimpath -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm
+	@touch $@  # go skips writing an up-to-date binary; make needs the newer mtime
 
 # One schema source (crds/src) generates crds/generated/*.yaml and the chart's copies.
 crds: $(DEPS_STAMP) $(NODE_STAMP)
