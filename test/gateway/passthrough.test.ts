@@ -254,6 +254,12 @@ describe('images and audio', () => {
     const edit = only()
     expectForwarded(edit, 'POST', '/v1/images/edits')
     expect(edit.rawBody.toString()).toContain('PNGDATA')
+
+    simulator.reset()
+    await client.images.createVariation({ model: 'dall-e-2', image: await toFile(Buffer.from('PNGVARIATION'), 'gate.png', { type: 'image/png' }) })
+    const variation = only()
+    expectForwarded(variation, 'POST', '/v1/images/variations')
+    expect(variation.rawBody.toString()).toContain('PNGVARIATION')
   })
 
   it('transcribes a real multipart audio file', async () => {
