@@ -244,6 +244,15 @@ export interface ConfigIssue {
   message: string
 }
 
+/** An unknown field is reported at its own path, so the error names what to fix. */
+function toConfigIssue(issue: z.core.$ZodIssue): ConfigIssue {
+  const path = issue.path as Array<string | number>
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) {
+    return { path: [...path, issue.keys[0]!], message: `unknown field${issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(', ')})` : ''}` }
+  }
+  return { path, message: issue.message }
+}
+
 function depthOf(node: ConfigNode): number {
   return 1 + Math.max(0, ...(node.targets ?? []).map(depthOf))
 }
@@ -253,7 +262,7 @@ export type ConfigValidation = { ok: true; config: ConfigNode } | { ok: false; i
 export function validateConfig(value: unknown): ConfigValidation {
   const parsed = configNode.safeParse(value)
   if (!parsed.success) {
-    return { ok: false, issues: parsed.error.issues.map((issue) => ({ path: issue.path as Array<string | number>, message: issue.message })) }
+    return { ok: false, issues: parsed.error.issues.map(toConfigIssue) }
   }
   if (depthOf(parsed.data) > CONFIG_LIMITS.maxDepth) return { ok: false, issues: [{ path: ['targets'], message: `targets nest at most ${CONFIG_LIMITS.maxDepth} levels deep` }] }
   return { ok: true, config: parsed.data }
