@@ -79,29 +79,32 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
   })
   app.decorateRequest('principal', null)
   app.decorateRequest('auditTarget', null)
+  app.decorateRequest('authFailure', null)
 
   app.addHook('onRequest', async (request) => {
     // Routes with their own authentication (the gateway snapshot stream) opt out of the admin one.
     if ((request.routeOptions.config as { publicRoute?: boolean } | undefined)?.publicRoute) return
-    const credential = extractCredential({ apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization })
+    const credentials = { apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization }
     try {
-      request.principal = await authenticate(authDeps, { apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization })
+      request.principal = await authenticate(authDeps, credentials)
     } catch (error) {
       const failure = toAdminError(error)
-      if (credential && credentialKind(credential) === 'jwt') {
-        await recordAuthFailure(deps.store, await ctx.organizationId(), request, 'jwt', failure.message, failure.status).catch((auditError: unknown) => request.log.error({ err: auditError }, 'audit write failed'))
-      }
+      const credential = extractCredential(credentials)
+      request.authFailure = { mechanism: credential ? credentialKind(credential) : 'none', reason: failure.message }
       throw failure
     }
   })
 
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.principal && isMutating(request.method)) {
-      try {
+    try {
+      if (request.principal && isMutating(request.method)) {
         await recordRequest(deps.store, request.principal.organizationId, request, reply)
-      } catch (error) {
-        request.log.error({ err: error }, 'audit write failed')
+      } else if (request.authFailure && (request.authFailure.mechanism === 'jwt' || isMutating(request.method))) {
+        // Every JWT failure, and every refused attempt at a write, leaves a trace.
+        await recordAuthFailure(deps.store, await ctx.organizationId(), request, request.authFailure.mechanism, request.authFailure.reason, reply.statusCode)
       }
+    } catch (error) {
+      request.log.error({ err: error }, 'audit write failed')
     }
     reply.header('x-request-id', request.id)
     return payload

@@ -26,5 +26,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null
     auditTarget: AuditTarget | null
+    /** Set when authentication failed, for the audit hook. */
+    authFailure: { mechanism: string; reason: string } | null
   }
 }

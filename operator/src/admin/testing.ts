@@ -5,7 +5,9 @@
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { ensureBootstrapAdminKey } from '../identity/bootstrap.ts'
-import { openStore, type Store, type WorkspaceRecord } from '../store/index.ts'
+import { storeOnDatabase, type Store, type WorkspaceRecord } from '../store/index.ts'
+import { openPgliteDatabase } from '../store/pglite-driver.ts'
+import type { SqlDatabase } from '../store/sql.ts'
 import { TEST_ENCRYPTION_KEY } from '../store/testing.ts'
 import { buildAdminApp, type AdminAppDeps } from './app.ts'
 
@@ -27,6 +29,8 @@ export class ManualClock {
 
 export interface Harness {
   store: Store
+  /** The raw database under the store, for tests that inspect every stored row. */
+  db: SqlDatabase
   app: FastifyInstance
   clock: ManualClock
   orgId: string
@@ -43,7 +47,8 @@ export interface Harness {
 }
 
 export async function createHarness(extra: Partial<AdminAppDeps> = {}): Promise<Harness> {
-  const store = await openStore({ kind: 'pglite', dataDir: null, encryptionKey: TEST_ENCRYPTION_KEY })
+  const db = await openPgliteDatabase(null)
+  const store = await storeOnDatabase(db, { encryptionKey: TEST_ENCRYPTION_KEY })
   const clock = new ManualClock()
   const bootstrap = await ensureBootstrapAdminKey(store, TEST_PEPPER)
   const org = (await store.organizations.first())!
@@ -52,6 +57,7 @@ export async function createHarness(extra: Partial<AdminAppDeps> = {}): Promise<
   await app.ready()
   const harness: Harness = {
     store,
+    db,
     app,
     clock,
     orgId: org.id,

@@ -73,11 +73,19 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const keyringSpec = options.encryptionKey ?? process.env.GATEHOUSE_ENCRYPTION_KEY
-  const keyring = keyringSpec ? parseKeyring(keyringSpec) : null
   const db: SqlDatabase = options.kind === 'pglite'
     ? await openPgliteDatabase(options.dataDir)
     : await openPostgresDatabase(options.maxConnections === undefined ? { url: options.url } : { url: options.url, maxConnections: options.maxConnections })
+  return storeOnDatabase(db, options)
+}
+
+/**
+ * The store over an already opened database (migrates it first). `openStore` is the usual entry;
+ * tests use this to keep a raw handle on the database they inspect.
+ */
+export async function storeOnDatabase(db: SqlDatabase, options: { encryptionKey?: string } = {}): Promise<Store> {
+  const keyringSpec = options.encryptionKey ?? process.env.GATEHOUSE_ENCRYPTION_KEY
+  const keyring = keyringSpec ? parseKeyring(keyringSpec) : null
   try {
     await migrate(db)
   } catch (error) {
