@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fixture } from '../shared/testing.ts'
-import { parseAnthropicError, statusForAnthropicErrorType } from './errors.ts'
+import { anthropicErrorEnvelope, parseAnthropicError, statusForAnthropicErrorType } from './errors.ts'
 
 describe('anthropic errors', () => {
   it('marks 529 overloaded_error as a retryable upstream fault', () => {
@@ -28,6 +28,14 @@ describe('anthropic errors', () => {
   it('survives bodies that are not in the documented shape', () => {
     expect(parseAnthropicError(502, {}, '<html>bad gateway</html>')).toMatchObject({ status: 502, message: '<html>bad gateway</html>', providerCode: null, retryable: true })
     expect(parseAnthropicError(500, {}, null)).toMatchObject({ message: 'Upstream answered HTTP 500' })
+  })
+
+  it('renders the envelope /v1/messages clients expect for any status', () => {
+    expect(anthropicErrorEnvelope(429, 'slow down')).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } })
+    expect(anthropicErrorEnvelope(401, 'who?')).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'who?' } })
+    expect(anthropicErrorEnvelope(529, 'busy').error.type).toBe('overloaded_error')
+    expect(anthropicErrorEnvelope(446, 'blocked by a guardrail').error.type).toBe('invalid_request_error')
+    expect(anthropicErrorEnvelope(503, 'down').error.type).toBe('api_error')
   })
 
   it('knows the documented status of each error type', () => {

@@ -24,6 +24,22 @@ export function statusForAnthropicErrorType(type: string | null): number {
   return (type !== null && statusByType[type]) || 500
 }
 
+export interface AnthropicErrorEnvelope {
+  type: 'error'
+  error: { type: string; message: string }
+}
+
+/**
+ * The error body a `POST /v1/messages` client expects (the Anthropic SDKs read `error.type`), for
+ * any status the gateway answers: Anthropic's own type where the status is one Anthropic uses,
+ * otherwise the generic client or server type.
+ */
+export function anthropicErrorEnvelope(status: number, message: string): AnthropicErrorEnvelope {
+  const known = Object.entries(statusByType).find(([, typeStatus]) => typeStatus === status)?.[0]
+  const type = known ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+  return { type: 'error', error: { type, message } }
+}
+
 export function parseAnthropicError(status: number, headers: Readonly<Record<string, string>>, body: unknown): ProviderErrorInfo {
   const error = isRecord(body) && isRecord(body.error) ? body.error : null
   if (!error) return errorInfo(status, headers, { message: fallbackMessage(status, body) })

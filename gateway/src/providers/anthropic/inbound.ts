@@ -20,6 +20,7 @@ import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, Too
 import { isRecord } from '../shared/errors.ts'
 import { unsupportedParameter } from '../shared/warnings.ts'
 
+export { anthropicErrorEnvelope, type AnthropicErrorEnvelope } from './errors.ts'
 export { chatResponseToAnthropic } from './inbound-response.ts'
 export { chatStreamToAnthropic, type AnthropicSseEvent, type ChatToAnthropicStreamState } from './inbound-stream.ts'
 
