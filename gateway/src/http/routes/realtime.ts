@@ -181,7 +181,8 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
     }
     const url = new URL(request.url ?? '/', 'http://gateway.invalid')
     if (url.pathname !== REALTIME_PATH) {
-      refuse(socket, new GatewayError('route_not_found', `No WebSocket route at ${url.pathname}`), traceId)
+      // Other upgrade listeners may serve other paths; with none, nobody else will answer.
+      if (app.server.listenerCount('upgrade') === 1) refuse(socket, new GatewayError('route_not_found', `No WebSocket route at ${url.pathname}`), traceId)
       return
     }
     const protocols = offeredProtocols(request)
