@@ -74,10 +74,10 @@ export function chatToAnthropicBody(request: ChatRequest, target: TargetContext)
   if (isNumber(request.top_k)) body.top_k = request.top_k
   const stop = stopList(request.stop)
   if (stop) body.stop_sequences = stop
-  const hasTools = Array.isArray(request.tools) && request.tools.length > 0
-  if (hasTools) body.tools = (request.tools as FunctionTool[]).map(toAnthropicTool)
+  const tools = request.tools && request.tools.length > 0 ? request.tools : null
+  if (tools) body.tools = tools.map(toAnthropicTool)
   // parallel_tool_calls alone means nothing without tools (OpenAI ignores it too).
-  const toolChoice = toAnthropicToolChoice(request.tool_choice, hasTools ? request.parallel_tool_calls : undefined)
+  const toolChoice = toAnthropicToolChoice(request.tool_choice, tools ? request.parallel_tool_calls : undefined)
   if (toolChoice) body.tool_choice = toolChoice
   if (isRecord(request.thinking)) body.thinking = request.thinking
   if (typeof request.user === 'string' && request.user !== '') body.metadata = { user_id: request.user }
@@ -132,7 +132,6 @@ interface ConvertedMessages {
 export function convertMessages(input: readonly ChatMessage[], warnings: Warning[]): ConvertedMessages {
   const system: AnthropicTextBlock[] = []
   const turns = new TurnBuilder<AnthropicRequestBlock>()
-  const push = turns.push.bind(turns)
 
   // An assistant message's `reasoning_content` (echoed back by clients) is not sent: Anthropic only
   // accepts thinking it signed, and OpenAI-shaped history carries no signature.
@@ -145,13 +144,13 @@ export function convertMessages(input: readonly ChatMessage[], warnings: Warning
         system.push(...textBlocks(message.content, at, warnings))
         return
       case 'user':
-        push('user', contentBlocks(message.content, at, warnings))
+        turns.push('user', contentBlocks(message.content, at, warnings))
         return
       case 'assistant':
-        push('assistant', [...contentBlocks(message.content, at, warnings), ...(message.tool_calls ?? []).map((call, i) => toolUseBlock(call, `${at}.tool_calls[${i}]`, warnings))])
+        turns.push('assistant', [...contentBlocks(message.content, at, warnings), ...(message.tool_calls ?? []).map((call, i) => toolUseBlock(call, `${at}.tool_calls[${i}]`, warnings))])
         return
       case 'tool':
-        push('user', [toolResultBlock(message, at, warnings)])
+        turns.push('user', [toolResultBlock(message, at, warnings)])
         return
       default:
         warnings.push(unsupportedParameter(`${at}.role`, `Anthropic has no '${message.role}' role; the message was not sent`))

@@ -13,24 +13,6 @@ import { anthropicStreamErrorInfo } from './errors.ts'
 import { anthropicFinishReason, chatUsageWithCacheWrites, usageFromAnthropic } from './response.ts'
 import type { AnthropicUsage } from './types.ts'
 
-export interface AnthropicStreamState extends AnthropicAccounting {
-  context: ResponseContext
-  id: string
-  model: string
-  /** Content block index -> OpenAI tool call index. */
-  toolCallByBlock: Map<number, number>
-}
-
-function chunk(state: AnthropicStreamState, delta: ChatChunkChoice['delta'], finishReason: ChatChunkChoice['finish_reason'] = null): ChatChunk {
-  return {
-    id: state.id,
-    object: 'chat.completion.chunk',
-    created: state.context.createdAt,
-    model: state.model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  }
-}
-
 /** What accounting needs from any Anthropic event stream, translated or relayed natively. */
 export interface AnthropicAccounting {
   /** Cumulative usage fields as Anthropic reports them: `message_delta` updates what it carries. */
@@ -61,6 +43,24 @@ export function accountingResult(accounting: AnthropicAccounting): { usage: Usag
 /** The event type: `data.type` and the SSE event name agree; the type survives framings without names (Bedrock invoke). */
 export function anthropicEventType(event: UpstreamEvent): unknown {
   return isRecord(event.data) && event.data.type !== undefined ? event.data.type : event.event
+}
+
+export interface AnthropicStreamState extends AnthropicAccounting {
+  context: ResponseContext
+  id: string
+  model: string
+  /** Content block index -> OpenAI tool call index. */
+  toolCallByBlock: Map<number, number>
+}
+
+function chunk(state: AnthropicStreamState, delta: ChatChunkChoice['delta'], finishReason: ChatChunkChoice['finish_reason'] = null): ChatChunk {
+  return {
+    id: state.id,
+    object: 'chat.completion.chunk',
+    created: state.context.createdAt,
+    model: state.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  }
 }
 
 function finishReasonOf(state: AnthropicStreamState): FinishReason {
