@@ -31,7 +31,10 @@ beforeAll(async () => {
   const managerKey = await h.key('workspace/user', { name: 'mgr', workspace_id: wsA, user_id: managerId, scopes: [...WORKSPACE_SCOPES] })
   const memberKey = await h.key('workspace/user', { name: 'mbr', workspace_id: wsA, user_id: memberId, scopes: [...WORKSPACE_SCOPES] })
   const deps: AuthenticatorDeps = { store: h.store, pepper: TEST_PEPPER, clock: h.clock.read, jwt: null, organizationId: async () => h.orgId }
-  ;[admin, workspace, manager, member] = await Promise.all([adminKey, workspaceKey, managerKey, memberKey].map((raw) => authenticateApiKey(deps, raw)))
+  admin = await authenticateApiKey(deps, adminKey)
+  workspace = await authenticateApiKey(deps, workspaceKey)
+  manager = await authenticateApiKey(deps, managerKey)
+  member = await authenticateApiKey(deps, memberKey)
 })
 afterAll(() => h.close())
 

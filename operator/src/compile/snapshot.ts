@@ -11,7 +11,7 @@
 import { SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type GatewaySnapshot, type GatewaySnapshotInput, type SnapshotApiKey } from '@gatehouse/gateway/snapshot'
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
-import type { ApiKeyRecord, Store } from '../store/index.ts'
+import type { ApiKeyRecord, ConfigRecord, Store } from '../store/index.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
 const PRODUCER = { component: 'gatehouse-operator', version: '0.1.0' }
@@ -32,9 +32,27 @@ function earlier(a: string | null, b: string | null): string | null {
   return a < b ? a : b
 }
 
-function keyEntries(key: ApiKeyRecord, now: Date): SnapshotApiKey[] {
+/**
+ * Resolves a config reference (id or slug) as seen from a workspace: its own config of that slug
+ * first, then an organisation-wide one. An unknown reference resolves to null rather than
+ * producing a snapshot the gateway would refuse as a whole; requests then name their route.
+ */
+type ConfigResolver = (reference: unknown, workspaceId: string | null) => string | null
+
+function configResolver(configs: readonly ConfigRecord[]): ConfigResolver {
+  const ids = new Set(configs.map((c) => c.id))
+  const bySlug = new Map(configs.map((c) => [`${c.workspaceId ?? '*'}/${c.slug}`, c.id]))
+  return (reference, workspaceId) => {
+    if (typeof reference !== 'string' || reference === '') return null
+    if (ids.has(reference)) return reference
+    return (workspaceId ? bySlug.get(`${workspaceId}/${reference}`) : undefined) ?? bySlug.get(`*/${reference}`) ?? null
+  }
+}
+
+function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver): SnapshotApiKey[] {
+  // The gateway knows active/expired/revoked; an exhausted key is unusable like a revoked one.
   const status = key.status === 'exhausted' ? 'revoked' : key.status
-  const defaultConfigId = typeof key.defaults.config_id === 'string' ? key.defaults.config_id : null
+  const defaultConfigId = resolveConfig(key.defaults.config_id, key.workspaceId)
   const base = {
     id: key.id,
     type: key.type,
@@ -71,24 +89,22 @@ export async function compileSnapshot(store: Store, options: { generation: numbe
     store.providers.list(orgId),
     store.configs.list(orgId),
   ])
-  const configIds = new Map(configs.map((c) => [c.slug, c.id]))
+  const activeConfigs = configs.filter((c) => c.status === 'active')
+  const resolveConfig = configResolver(activeConfigs)
   const input: GatewaySnapshotInput = {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     generation: options.generation,
     producedAt: now.toISOString(),
     producedBy: PRODUCER,
     organizationId: orgId,
-    workspaces: workspaces.map((w) => {
-      const configRef = w.defaults.config_id ?? w.defaults.user_api_key_config
-      return {
-        id: w.id,
-        slug: w.slug,
-        name: w.name,
-        status: w.status,
-        defaultConfigId: typeof configRef === 'string' ? configIds.get(configRef) ?? configRef : null,
-      }
-    }),
-    apiKeys: keys.flatMap((key) => keyEntries(key, now)),
+    workspaces: workspaces.map((w) => ({
+      id: w.id,
+      slug: w.slug,
+      name: w.name,
+      status: w.status,
+      defaultConfigId: resolveConfig(w.defaults.config_id, w.id),
+    })),
+    apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
     providers: await Promise.all(providers.map(async (p) => ({
       id: p.id,
       slug: p.slug,
@@ -103,7 +119,7 @@ export async function compileSnapshot(store: Store, options: { generation: numbe
       status: p.status,
       models: p.models,
     }))),
-    configs: configs.filter((c) => c.status === 'active').map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
+    configs: activeConfigs.map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

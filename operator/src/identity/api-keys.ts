@@ -322,9 +322,9 @@ export async function rotateApiKey(store: Store, pepper: string, principal: Prin
   return rotated
 }
 
-export async function deleteApiKey(store: Store, principal: Principal, id: string): Promise<ApiKeyRecord> {
+export async function deleteApiKey(store: Store, principal: Principal, id: string, now: Date): Promise<ApiKeyRecord> {
   const key = await keyForAction(store, principal, id, 'delete')
-  await store.apiKeys.revoke(key.organizationId, key.id)
+  await store.apiKeys.revoke(key.organizationId, key.id, now)
   return key
 }
 

@@ -75,7 +75,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AdminContext): void {
   })
 
   app.delete<{ Params: { id: string } }>('/:id', async (request) => {
-    const key = await deleteApiKey(ctx.store, principalOf(request), request.params.id)
+    const key = await deleteApiKey(ctx.store, principalOf(request), request.params.id, ctx.clock())
     audit(request, { action: 'api_key.delete', resourceType: 'api_key', resourceId: key.id, workspaceId: key.workspaceId })
     return {}
   })

@@ -260,12 +260,12 @@ export class ApiKeyRepository {
   }
 
   /** Immediate and final: both the current and any previous secret stop working. */
-  async revoke(organizationId: string, id: string): Promise<boolean> {
+  async revoke(organizationId: string, id: string, now: Date): Promise<boolean> {
     const rows = await this.#db.query(
-      `UPDATE api_keys SET status = 'revoked', revoked_at = now(), previous_key_hash = NULL, previous_key_hint = NULL,
+      `UPDATE api_keys SET status = 'revoked', revoked_at = $3::timestamptz, previous_key_hash = NULL, previous_key_hint = NULL,
          previous_key_expires_at = NULL, next_rotation_at = NULL, updated_at = now()
        WHERE organization_id = $1 AND id = $2 AND status <> 'revoked' RETURNING id`,
-      [organizationId, id],
+      [organizationId, id, now.toISOString()],
     )
     if (rows.length === 0) return false
     this.#sink.add({ resource: 'api_key', action: 'revoked', id })
@@ -318,7 +318,9 @@ export class ApiKeyRepository {
   async forSnapshot(organizationId: string, now: Date, recentMs: number): Promise<ApiKeyRecord[]> {
     const since = new Date(now.getTime() - recentMs).toISOString()
     const rows = await this.#db.query<Row>(
-      `SELECT * FROM api_keys WHERE organization_id = $1 AND (status = 'active' OR updated_at >= $2::timestamptz) ORDER BY created_at, id`,
+      // Ended keys are dated by when they ended (application clock), not by the row's write time.
+      `SELECT * FROM api_keys WHERE organization_id = $1
+         AND (status = 'active' OR COALESCE(revoked_at, expires_at, updated_at) >= $2::timestamptz) ORDER BY created_at, id`,
       [organizationId, since],
     )
     return rows.map(toRecord)
