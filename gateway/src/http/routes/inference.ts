@@ -19,6 +19,7 @@ import { PlanExecutor, type ExecutionTrace } from '../../routing/execute.ts'
 import type { PlanLeaf, PlanNode, ProviderRef } from '../../routing/plan.ts'
 import { systemClock } from '../../routing/retry.ts'
 import { selectConfig } from '../../routing/select.ts'
+import { withRequestTimeout } from '../../routing/timeout.ts'
 import { pipeSse, startSse } from '../sse-writer.ts'
 
 type OperationName = 'chat' | 'completions' | 'embeddings'
@@ -98,9 +99,12 @@ async function serveWithConfig(deps: PipelineDeps, plan: PlanNode<ProviderRef>, 
     const target = leaf.target.route
     const operation = withForwardedHeaders(operationOf(target.provider.adapter, route.operation, target), leaf.target.forwardedHeaders)
     const payload = leaf.settings.overrideParams === null ? body : { ...body, ...leaf.settings.overrideParams }
-    const options = leaf.settings.requestTimeoutMs === null ? { signal } : { signal, firstByteTimeoutMs: leaf.settings.requestTimeoutMs }
-    if (payload.stream === true && 'stream' in operation) return attemptStream(operation, target, payload, options)
-    return attemptJson(operation, target, payload, options)
+    const send = (attemptSignal: AbortSignal): Promise<Outcome<unknown, unknown>> =>
+      payload.stream === true && 'stream' in operation
+        ? attemptStream(operation, target, payload, { signal: attemptSignal })
+        : attemptJson(operation, target, payload, { signal: attemptSignal })
+    const timeoutMs = leaf.settings.requestTimeoutMs
+    return timeoutMs === null ? send(signal) : withRequestTimeout(timeoutMs, signal, send)
   }
   const executor = new PlanExecutor<BoundTarget, Outcome<unknown, unknown>>(attempt, {
     breakers: deps.holder.breakers,
