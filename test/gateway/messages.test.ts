@@ -134,7 +134,7 @@ describe('native for a provider that speaks Messages', () => {
     const failure = await viaAnthropic.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(Anthropic.APIError)
     expect((failure as InstanceType<typeof Anthropic.APIError>).status).toBe(503)
-    expect((failure as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } })
+    expect((failure as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'api_error' } })
   })
 })
 

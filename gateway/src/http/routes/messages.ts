@@ -11,10 +11,12 @@ import { GatewayError, invalidParameter } from '../../errors.ts'
 import type { StreamingOperation, UpstreamEvent, Warning } from '../../providers/adapter.ts'
 import type { ChatChunk, ChatRequest, Usage } from '../../providers/canonical.ts'
 import {
+  anthropicErrorEnvelope,
   anthropicRequestToChat,
   chatResponseToAnthropic,
   chatStreamToAnthropic,
   nativeMessagesFor,
+  type AnthropicErrorEnvelope,
   type AnthropicSseEvent,
 } from '../../providers/anthropic/inbound.ts'
 import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
@@ -30,33 +32,9 @@ export const MESSAGES_PATH = '/v1/messages'
 
 type MessagesBody = Record<string, unknown> & { model: string }
 
-/** Anthropic's error type for a status, as its API documents them. */
-function anthropicErrorType(status: number): string {
-  switch (status) {
-    case 401:
-      return 'authentication_error'
-    case 402:
-      return 'billing_error'
-    case 403:
-      return 'permission_error'
-    case 404:
-      return 'not_found_error'
-    case 413:
-      return 'request_too_large'
-    case 429:
-      return 'rate_limit_error'
-    case 503:
-    case 529:
-      return 'overloaded_error'
-    case 504:
-      return 'timeout_error'
-    default:
-      return status >= 500 ? 'api_error' : 'invalid_request_error'
-  }
-}
-
-export function anthropicErrorBody(error: GatewayError): { type: 'error'; error: { type: string; message: string } } {
-  return { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message } }
+/** Errors on this route in Anthropic's envelope: the Anthropic SDKs read `error.type`. */
+function anthropicErrorBody(error: GatewayError): AnthropicErrorEnvelope {
+  return anthropicErrorEnvelope(error.status, error.message)
 }
 
 /** Anthropic events written as they are: the event name, and the event object as data; no `[DONE]`. */
