@@ -12,7 +12,36 @@ export interface StreamWriteResult {
   error: unknown
 }
 
+/**
+ * Holds the response's writes until the end of the current tick, then sends them as one socket
+ * write. A burst of events decoded from one upstream read then costs one syscall and one packet
+ * instead of one per event (per-event writes were the largest item in the gateway's CPU profile).
+ * Nothing waits for I/O: the uncork runs before the event loop polls again.
+ */
+function corkForTick(response: ServerResponse): void {
+  if (response.writableCorked > 0) return
+  response.cork()
+  process.nextTick(uncorkAll, response)
+}
+
+function uncorkAll(response: ServerResponse): void {
+  while (response.writableCorked > 0) response.uncork()
+}
+
+/**
+ * Ends the response after flushing what the cork holds: Node's `end()` sends the chunked-encoding
+ * terminator before it flushes a corked response's buffered chunks, which would cut the stream.
+ */
+function finish(response: ServerResponse, last?: string): void {
+  uncorkAll(response)
+  if (last === undefined) response.end()
+  else response.end(last)
+}
+
 export function startSse(response: ServerResponse, status: number, headers: Record<string, string>): void {
+  // The headers leave together with an event written in this same tick (one packet, not two),
+  // and on their own at the end of the tick otherwise.
+  corkForTick(response)
   response.writeHead(status, {
     ...headers,
     'content-type': 'text/event-stream; charset=utf-8',
@@ -43,20 +72,29 @@ export interface PipeSseOptions {
 
 export async function pipeSse(response: ServerResponse, chunks: AsyncIterable<unknown>, options: PipeSseOptions = {}): Promise<StreamWriteResult> {
   try {
+    let first = true
     for await (const chunk of chunks) {
       const name = options.eventName?.(chunk)
       const data = options.data ? options.data(chunk) : chunk
       const frame = `${name === undefined ? '' : `event: ${name}\n`}data: ${JSON.stringify(data)}\n\n`
-      if (!(await write(response, frame))) return { completed: false, error: null }
+      // The first event goes out at once (with the headers): time to first byte is what a
+      // streaming client feels. Later events of the same tick are coalesced.
+      if (!first) corkForTick(response)
+      const written = await write(response, frame)
+      if (first) {
+        uncorkAll(response)
+        first = false
+      }
+      if (!written) return { completed: false, error: null }
     }
     if (options.done !== false) await write(response, 'data: [DONE]\n\n')
-    response.end()
+    finish(response)
     return { completed: true, error: null }
   } catch (error) {
     if (!response.destroyed) {
       const gatewayError = toGatewayError(error)
       const body = options.errorData ? options.errorData(gatewayError) : gatewayError.toBody()
-      response.end(`${options.eventName ? 'event: error\n' : ''}data: ${JSON.stringify(body)}\n\n`)
+      finish(response, `${options.eventName ? 'event: error\n' : ''}data: ${JSON.stringify(body)}\n\n`)
     }
     return { completed: false, error }
   }
@@ -88,12 +126,12 @@ export async function relaySseBytes(
       if (chunk.length > 0) endsCleanly = endsWithBlankLine(chunk)
       if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')])
     }
-    response.end()
+    finish(response)
     return { completed: !response.destroyed, error: null }
   } catch (error) {
     if (!response.destroyed) {
       const body = toError(error).toBody()
-      response.end(`${endsCleanly ? '' : '\n\n'}event: error\ndata: ${JSON.stringify(body)}\n\n`)
+      finish(response, `${endsCleanly ? '' : '\n\n'}event: error\ndata: ${JSON.stringify(body)}\n\n`)
     }
     return { completed: false, error }
   }
