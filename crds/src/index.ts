@@ -13,7 +13,7 @@ export { parseResource, formatPath, type ParseResult, type Problem } from './par
 export * from './resources.ts'
 export { workspaceSpec, type WorkspaceSpec } from './v1alpha1/workspace.ts'
 export { providerSpec, PROVIDER_KINDS, type ProviderSpec } from './v1alpha1/provider.ts'
-export { configSpec, routingConfig, MAX_TARGET_DEPTH, type ConfigSpec, type RoutingConfig } from './v1alpha1/config.ts'
+export { configSpec, routingConfig, MAX_TARGET_DEPTH, type ConfigSpec, type ConfigNode, type RoutingConfig } from './v1alpha1/config.ts'
 export { rateLimitPolicySpec, type RateLimitPolicySpec } from './v1alpha1/rate-limit-policy.ts'
 export { usageLimitPolicySpec, type UsageLimitPolicySpec } from './v1alpha1/usage-limit-policy.ts'
 export { deploymentSpec, type DeploymentSpec } from './v1alpha1/deployment.ts'

@@ -1,222 +1,292 @@
 /**
- * Config: a routing config (strategy, targets, retries, cache, timeouts, guardrails). `spec.config`
- * is the same JSON object the admin API stores and clients may send inline, so its keys keep the
- * wire format's snake_case; everything around it follows Kubernetes camelCase.
+ * Config: a routing config, a tree of targets under strategies. `spec.config` is the same object
+ * the gateway validates (gateway/src/routing/config-schema.ts) for x-gateway-config headers and
+ * saved configs, so its keys keep the wire format's snake_case while everything around it follows
+ * Kubernetes camelCase. The CRD accepts a subset of what the gateway accepts: structural schemas
+ * cannot recurse, so nesting is unrolled to MAX_TARGET_DEPTH levels, and lists are kept short
+ * enough for the API server's CEL cost budget (test/k8s/config-compat.test.ts checks the two
+ * schemas agree on the examples and the invalid cases).
  */
 import { z } from 'zod'
-import { displayName, freeForm, objectName, rules, slug, workspaceRef, type Rule } from './shared.ts'
+import { displayName, freeForm, rules, slug, workspaceRef, type Rule } from './shared.ts'
 import type { KindDefinition } from './kind.ts'
 
-/**
- * Targets nest (a fallback whose second target load-balances, ...). Structural schemas cannot
- * recurse, so the schema is unrolled to this many levels of `targets` below the top object.
- */
+/** Levels of `targets` below the top object (the gateway allows 6 levels in all). */
 export const MAX_TARGET_DEPTH = 3
-const MAX_TARGETS = 16
+/**
+ * Targets per list at nesting levels 1, 2 and 3. The API server estimates CEL cost by multiplying
+ * each rule by every enclosing list's maxItems, so deeper lists must be shorter to stay in budget.
+ */
+const MAX_TARGETS_AT_LEVEL = [16, 8, 4] as const
+const MAX_CONDITIONS = 16
 
 const statusCodes = (description: string) =>
   z
     .array(z.int().min(100).max(599).describe('HTTP status code.'))
-    .max(32)
+    .min(1)
+    .max(64)
     .describe(description)
 
-const guardrailList = (hook: string) =>
+const retry = rules(
   z
-    .array(objectName('Name of a Guardrail in this namespace.'))
-    .max(32)
-    .describe(`Guardrails (by name, in order) run on ${hook}.`)
-
-const retry = z
-  .strictObject({
-    attempts: z.int().min(0).max(10).describe('Retries after the first attempt (0 to 10).'),
-    on_status_codes: statusCodes(
-      'Upstream status codes that trigger a retry. Default: 429, 500, 502, 503, 504.',
-    ).optional(),
-    use_retry_after_header: z
-      .boolean()
-      .optional()
-      .describe("Wait as long as the upstream's retry-after header says before retrying."),
-  })
-  .describe('Retry policy for failed upstream calls (only before the first byte reached the client).')
-
-const cache = z
-  .strictObject({
-    mode: z.enum(['simple', 'semantic']).describe('simple: exact match of the request; semantic: similar prompts.'),
-    max_age: z.int().min(1).max(31_536_000).optional().describe('Lifetime of a cached response in seconds.'),
-  })
-  .describe('Response cache.')
+    .strictObject({
+      attempts: z.int().min(0).max(10).describe('Retries after the first attempt (0 to 10).'),
+      on_status_codes: statusCodes('Upstream status codes that trigger a retry. Default: 429, 500, 502, 503, 504.').optional(),
+      use_retry_after_header: z
+        .boolean()
+        .optional()
+        .describe("Wait as long as the provider's retry-after-ms / retry-after header asks (up to max_retry_after_ms)."),
+      backoff_initial_ms: z.int().min(1).max(60_000).optional().describe('First backoff delay in milliseconds.'),
+      backoff_max_ms: z.int().min(1).max(60_000).optional().describe('Largest backoff delay in milliseconds.'),
+      max_retry_after_ms: z
+        .int()
+        .min(0)
+        .max(60_000)
+        .optional()
+        .describe('A provider asking for a longer wait is not retried: the request fails over or answers instead.'),
+    })
+    .describe('Retry policy for failed upstream calls (only before the first byte reached the client).'),
+  [
+    {
+      rule: '!has(self.backoff_initial_ms) || !has(self.backoff_max_ms) || self.backoff_initial_ms <= self.backoff_max_ms',
+      message: 'backoff_max_ms must be at least backoff_initial_ms',
+      fieldPath: '.backoff_max_ms',
+      check: (r) => r.backoff_initial_ms === undefined || r.backoff_max_ms === undefined || r.backoff_initial_ms <= r.backoff_max_ms,
+    },
+  ],
+)
 
 const circuitBreaker = z
   .strictObject({
-    failure_threshold: z.int().min(1).max(1000).describe('Failures in a row that open the circuit.'),
-    cooldown_interval: z
+    failure_threshold: z.int().min(1).max(1000).optional().describe('Consecutive failures that open the circuit.'),
+    failure_rate_threshold: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe('Share of failures in the recent window (above 0, at most 1) that opens the circuit.'),
+    minimum_requests: z.int().min(1).max(20).optional().describe('Outcomes the window needs before the failure rate counts.'),
+    cooldown_ms: z
       .int()
-      .min(30_000)
-      .max(86_400_000)
-      .describe('Milliseconds the circuit stays open before a trial request (at least 30000).'),
-    failure_status_codes: statusCodes('Status codes counted as failures. Default: 5xx and 429.').optional(),
+      .min(1000)
+      .max(600_000)
+      .optional()
+      .describe('Milliseconds an open circuit stays open; grows with each reopening.'),
+    failure_status_codes: statusCodes('Statuses that count as failures. Default: 408, 429, 500, 502, 503, 504 and transport errors.').optional(),
   })
-  .describe('Circuit breaker for the targets of this strategy.')
+  .describe('Circuit breaker of this target.')
+
+/** Headers a config may never copy to a provider (the gateway's list): credentials, its own, hop-by-hop. */
+const UNFORWARDABLE = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+  'api-key',
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]
+
+const headerName = rules(
+  z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)
+    .describe('Header name.'),
+  [
+    {
+      rule: `!(self.lowerAscii() in [${UNFORWARDABLE.map((h) => `'${h}'`).join(', ')}]) && !self.lowerAscii().startsWith('x-gateway-') && !self.lowerAscii().startsWith('proxy-')`,
+      message: 'this header is never forwarded (credentials, gateway and hop-by-hop headers)',
+      check: (name) => {
+        const lower = name.toLowerCase()
+        return !UNFORWARDABLE.includes(lower) && !lower.startsWith('x-gateway-') && !lower.startsWith('proxy-')
+      },
+    },
+  ],
+)
+
+interface StrategyShape {
+  mode: 'single' | 'fallback' | 'loadbalance' | 'conditional'
+  on_status_codes?: number[] | undefined
+  conditions?: Array<{ then: string }> | undefined
+  default?: string | undefined
+}
 
 const strategy = rules(
   z
     .strictObject({
       mode: z
         .enum(['single', 'fallback', 'loadbalance', 'conditional'])
-        .describe('single: first target; fallback: next target on failure; loadbalance: by weight; conditional: by request metadata/params.'),
-      on_status_codes: statusCodes('Status codes that make fallback move to the next target. Default: any non-2xx.').optional(),
+        .describe('single: the first target; fallback: the next target on failure; loadbalance: by weight; conditional: by request metadata/params.'),
+      on_status_codes: statusCodes('Fallback only: move on to the next target only for these statuses (default: any failure).').optional(),
       conditions: z
         .array(
           z
             .strictObject({
               query: freeForm(
-                'Filter over request metadata and params (operators $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $regex, $and, $or).',
+                'Filter over model, metadata.<key> and params.<key> with $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $regex, $and and $or; a bare value means $eq.',
               ),
               then: z.string().min(1).max(255).describe('Name of the target used when the query matches.'),
             })
             .describe('One routing condition.'),
         )
-        .max(16)
+        .max(MAX_CONDITIONS)
         .optional()
-        .describe('Conditions evaluated in order (conditional mode).'),
-      default: z
-        .string()
-        .min(1)
-        .max(255)
-        .optional()
-        .describe('Target name used when no condition matches (conditional mode).'),
+        .describe('Conditional only: conditions evaluated in order.'),
+      default: z.string().min(1).max(255).optional().describe('Conditional only: the target name used when no condition matches.'),
     })
     .describe('How the targets are used.'),
   [
     {
       rule: "self.mode != 'conditional' || (has(self.conditions) && size(self.conditions) > 0)",
-      message: 'conditional mode needs at least one condition',
+      message: 'a conditional strategy needs conditions',
       fieldPath: '.conditions',
-      check: (s) => s.mode !== 'conditional' || (s.conditions?.length ?? 0) > 0,
+      check: (s: StrategyShape) => s.mode !== 'conditional' || (s.conditions?.length ?? 0) > 0,
+    },
+    {
+      rule: "!has(self.on_status_codes) || self.mode == 'fallback'",
+      message: 'only a fallback strategy uses on_status_codes',
+      fieldPath: '.on_status_codes',
+      check: (s: StrategyShape) => s.on_status_codes === undefined || s.mode === 'fallback',
+    },
+    {
+      rule: "self.mode == 'conditional' || (!has(self.conditions) && !has(self.default))",
+      message: 'only a conditional strategy uses conditions and default',
+      check: (s: StrategyShape) => s.mode === 'conditional' || (s.conditions === undefined && s.default === undefined),
     },
   ],
 )
 
-/** Fields a config level shares with every target. */
-const commonFields = {
-  provider: z
-    .string()
-    .min(1)
-    .max(256)
-    .optional()
-    .describe('Provider to call: @<slug> of a Provider (or its name).'),
-  override_params: freeForm('Request body fields forced on every request (for example model).').optional(),
-  default_params: freeForm('Request body fields set when the request omits them.').optional(),
-  drop_params: z
-    .array(z.string().min(1).max(256).describe('Path such as "a.b[0]" or "x[*].y".'))
-    .max(64)
-    .optional()
-    .describe('Request body paths removed before forwarding.'),
-  custom_host: z
-    .string()
-    .max(2048)
-    .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/)
-    .optional()
-    .describe("Base URL that replaces the provider's for this target."),
-  forward_headers: z
-    .array(z.string().min(1).max(256).describe('Header name.'))
-    .max(64)
-    .optional()
-    .describe('Client request headers forwarded to the provider.'),
+/** Fields of every node of the tree (the top object and each target). */
+const nodeFields = {
+  name: z.string().min(1).max(255).optional().describe('Names this target for conditional routing (then, default).'),
+  provider: z.string().min(1).max(256).optional().describe('A stored provider: @<slug> (or the bare slug).'),
+  virtual_key: z.string().min(1).max(256).optional().describe('A stored provider by slug or id: the older name for provider.'),
+  weight: z.number().min(0).max(1_000_000).optional().describe('Loadbalance share (default 1); 0 never picks the target.'),
+  override_params: freeForm('Shallow-merged over the request body (the target wins), e.g. to pin model.').optional(),
+  retry: retry.optional(),
   request_timeout: z
     .int()
     .min(1)
-    .max(3_600_000)
+    .max(600_000)
     .optional()
-    .describe('Milliseconds before the upstream call is abandoned with 408.'),
-  retry: retry.optional(),
-  cache: cache.optional(),
-  cb_config: circuitBreaker.optional(),
-  strict_open_ai_compliance: z
-    .boolean()
+    .describe("Milliseconds to the provider's first byte; the request answers 408 when it passes."),
+  custom_host: z
+    .string()
+    .max(2048)
+    .regex(/^https?:\/\/[^\s/?#@]+[^\s?#]*$/)
     .optional()
-    .describe('Drop provider-specific fields from responses so they match the OpenAI schema exactly.'),
-  input_guardrails: guardrailList('beforeRequestHook').optional(),
-  output_guardrails: guardrailList('afterRequestHook').optional(),
+    .describe("Absolute http(s) URL replacing the provider's base URL; no credentials, query or fragment."),
+  forward_headers: z.array(headerName).max(32).optional().describe('Client request headers copied to the provider.'),
+  circuit_breaker: circuitBreaker.optional(),
 }
 
-/** Fields only a target (not the top object) has. */
-const targetFields = {
-  name: z.string().min(1).max(255).optional().describe('Target name, used by conditional routing.'),
-  weight: z
-    .number()
-    .min(0)
-    .max(1000)
-    .optional()
-    .describe('Share of traffic in loadbalance mode (relative to the other weights). Default 1.'),
-  on_status_codes: statusCodes('Status codes that count as failure for this target.').optional(),
+const NODE_DESCRIPTION = 'One target: a provider to call, or a strategy over nested targets.'
+const leafNode = z.strictObject(nodeFields)
+
+export type ConfigNode = z.infer<typeof leafNode> & { strategy?: StrategyShape; targets?: ConfigNode[] }
+
+interface NodeShape {
+  name?: string | undefined
+  provider?: string | undefined
+  virtual_key?: string | undefined
+  weight?: number | undefined
+  strategy?: StrategyShape | undefined
+  targets?: NodeShape[] | undefined
 }
 
-const TARGET_DESCRIPTION = 'One target: a provider call or a nested config.'
-const leafTarget = z.strictObject({ ...commonFields, ...targetFields }).describe(TARGET_DESCRIPTION)
-
-export type Strategy = z.infer<typeof strategy>
-export type ConfigTarget = z.infer<typeof leafTarget> & { strategy?: Strategy; targets?: ConfigTarget[] }
-
-interface NestingShape {
-  strategy?: Strategy | undefined
-  targets?: Array<{ name?: string | undefined }> | undefined
-}
-
-/** Rules of every level that can nest targets, written once and attached at each unrolled level. */
-const nestingRules: Array<Rule<NestingShape>> = [
+/** What names a provider, or is a group; the gateway's rules for every node. */
+const leafRules: Array<Rule<NodeShape>> = [
   {
-    rule: 'has(self.strategy) == has(self.targets)',
-    message: 'strategy and targets go together',
-    check: (c) => (c.strategy === undefined) === (c.targets === undefined),
+    rule: 'has(self.provider) || has(self.virtual_key)',
+    message: 'name a provider (@slug or virtual_key)',
+    check: (n) => n.provider !== undefined || n.virtual_key !== undefined,
   },
   {
-    rule: "!has(self.strategy) || self.strategy.mode != 'conditional' || !has(self.strategy.conditions) || !has(self.targets) || self.strategy.conditions.all(c, self.targets.exists(t, has(t.name) && t.name == c.then))",
-    message: 'every condition must name a target of this config',
-    check: (c) =>
-      c.strategy?.mode !== 'conditional' ||
-      c.targets === undefined ||
-      (c.strategy.conditions ?? []).every((cond) => (c.targets ?? []).some((t) => t.name === cond.then)),
+    rule: '!(has(self.provider) && has(self.virtual_key))',
+    message: 'name the provider once: provider or virtual_key',
+    fieldPath: '.virtual_key',
+    check: (n) => !(n.provider !== undefined && n.virtual_key !== undefined),
   },
 ]
 
-/** strategy + targets of a level that may still nest. */
-function nestingFields(depth: number) {
+const groupRules: Array<Rule<NodeShape>> = [
+  {
+    rule: 'has(self.provider) || has(self.virtual_key) || has(self.strategy) || has(self.targets)',
+    message: 'name a provider (@slug or virtual_key) or a strategy with targets',
+    check: (n) => n.provider !== undefined || n.virtual_key !== undefined || n.strategy !== undefined || n.targets !== undefined,
+  },
+  leafRules[1]!,
+  {
+    rule: '!((has(self.provider) || has(self.virtual_key)) && (has(self.strategy) || has(self.targets)))',
+    message: 'a target names either a provider or strategy+targets, not both',
+    check: (n) => !((n.provider !== undefined || n.virtual_key !== undefined) && (n.strategy !== undefined || n.targets !== undefined)),
+  },
+  {
+    rule: 'has(self.strategy) == has(self.targets)',
+    message: 'a strategy and targets go together',
+    check: (n) => (n.strategy === undefined) === (n.targets === undefined),
+  },
+  {
+    rule: "!has(self.strategy) || !has(self.targets) || self.strategy.mode != 'loadbalance' || self.targets.exists(t, !has(t.weight) || t.weight > 0)",
+    message: 'a loadbalance strategy needs a target with a weight above 0',
+    fieldPath: '.targets',
+    check: (n) => n.strategy?.mode !== 'loadbalance' || n.targets === undefined || n.targets.some((t) => (t.weight ?? 1) > 0),
+  },
+  {
+    rule: '!has(self.targets) || self.targets.all(t, !has(t.name) || self.targets.exists_one(u, has(u.name) && u.name == t.name))',
+    message: 'target names must be unique',
+    fieldPath: '.targets',
+    check: (n) => {
+      const names = (n.targets ?? []).flatMap((t) => (t.name === undefined ? [] : [t.name]))
+      return new Set(names).size === names.length
+    },
+  },
+  {
+    rule: "!has(self.strategy) || !has(self.targets) || self.strategy.mode != 'conditional' || ((!has(self.strategy.conditions) || self.strategy.conditions.all(c, self.targets.exists(t, has(t.name) && t.name == c.then))) && (!has(self.strategy.default) || self.targets.exists(t, has(t.name) && t.name == self.strategy.default)))",
+    message: 'conditions and default must name targets of this strategy',
+    fieldPath: '.strategy',
+    check: (n) => {
+      if (n.strategy?.mode !== 'conditional' || n.targets === undefined) return true
+      const names = new Set(n.targets.flatMap((t) => (t.name === undefined ? [] : [t.name])))
+      const defaultOk = n.strategy.default === undefined || names.has(n.strategy.default)
+      return defaultOk && (n.strategy.conditions ?? []).every((c) => names.has(c.then))
+    },
+  },
+]
+
+/** strategy + targets of a node that may still nest. */
+function groupFields(depth: number) {
   return {
     strategy: strategy.optional(),
     targets: z
-      .array(target(depth + 1))
-      .max(MAX_TARGETS)
+      .array(node(depth + 1))
+      .min(1)
+      .max(MAX_TARGETS_AT_LEVEL[depth] ?? 1)
       .optional()
       .describe(`Targets the strategy picks from (nesting level ${depth + 1} of at most ${MAX_TARGET_DEPTH}).`),
   }
 }
 
-function target(depth: number): z.ZodType<ConfigTarget> {
-  if (depth >= MAX_TARGET_DEPTH) return leafTarget
-  return rules(
-    z.strictObject({ ...commonFields, ...targetFields, ...nestingFields(depth) }).describe(TARGET_DESCRIPTION),
-    nestingRules,
-  )
+function node(depth: number): z.ZodType<ConfigNode> {
+  if (depth >= MAX_TARGET_DEPTH) return rules(leafNode.describe(NODE_DESCRIPTION), leafRules)
+  return rules(z.strictObject({ ...nodeFields, ...groupFields(depth) }).describe(NODE_DESCRIPTION), groupRules)
 }
-
-/** A config must do something: the same validity rule the admin API applies. */
-const ROUTING_FIELDS = ['provider', 'targets', 'cache', 'retry', 'request_timeout', 'input_guardrails', 'output_guardrails']
-
-const topLevelRules: Array<Rule<NestingShape & Record<string, unknown>>> = [
-  ...nestingRules,
-  {
-    rule: ROUTING_FIELDS.map((f) => `has(self.${f})`).join(' || '),
-    message: 'a config needs at least one of provider, strategy+targets, cache, retry, request_timeout or guardrails',
-    check: (c) => ROUTING_FIELDS.some((f) => c[f] !== undefined),
-  },
-]
 
 export const routingConfig = rules(
   z
-    .strictObject({ ...commonFields, ...nestingFields(0) })
-    .describe('The routing config object, in the admin API wire format (snake_case keys).'),
-  topLevelRules,
+    .strictObject({ ...nodeFields, ...groupFields(0) })
+    .describe('The routing config object: the gateway wire format (snake_case keys), a provider or a strategy over targets.'),
+  groupRules,
 )
 
 export const configSpec = z
@@ -233,7 +303,8 @@ export const configKind: KindDefinition = {
   kind: 'Config',
   plural: 'configs',
   shortNames: ['ghcfg'],
-  description: 'Config is a routing config: strategy (single, fallback, loadbalance, conditional), targets, retries, cache, timeouts and guardrails. Requests select it with x-gateway-config or through a Deployment.',
+  description:
+    'Config is a routing config: a provider, or a strategy (single, fallback, loadbalance, conditional) over nested targets, with retries, timeouts and circuit breakers. Requests select it with x-gateway-config or through a Deployment.',
   spec: configSpec,
   printerColumns: [
     { name: 'Workspace', type: 'string', jsonPath: '.spec.workspace', description: 'Owning workspace.' },
