@@ -8,6 +8,7 @@
  *   GATEHOUSE_SNAPSHOT_CACHE                  where the last good snapshot is kept (sealed)
  *   GATEHOUSE_GATEWAY_ID                      this gateway's name in ACKs (default host-pid)
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
+ *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -79,7 +80,14 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     closers.push(() => forwarder?.close())
   }
 
-  const app = buildGatewayServer({ holder, pepper, logger, ...(forwarder ? { adminForwarder: forwarder.forward } : {}) })
+  const app = buildGatewayServer({
+    holder,
+    pepper,
+    logger,
+    processMetrics: true,
+    ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
+    ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
+  })
   await app.listen({ host: env.GATEHOUSE_HOST ?? '127.0.0.1', port: Number(env.GATEHOUSE_PORT ?? 8787) })
   closers.push(() => app.close())
   const { address, port } = app.server.address() as AddressInfo

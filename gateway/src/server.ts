@@ -16,6 +16,7 @@ import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
+import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -26,9 +27,26 @@ export interface GatewayServerOptions {
   version?: string
   maxBodyBytes?: number
   now?: () => number
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`; else it is open (DESIGN). */
+  metricsToken?: string
+  /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
+  processMetrics?: boolean
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
+
+function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined): void {
+  // onResponse also runs for hijacked (streamed) replies, once the stream has ended.
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
+  })
+  app.get('/metrics', async (request, reply) => {
+    if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
+      throw new GatewayError('missing_api_key', 'The metrics endpoint needs its bearer token')
+    }
+    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics())
+  })
+}
 
 export function buildGatewayServer(options: GatewayServerOptions): FastifyInstance {
   const app = Fastify({
@@ -57,6 +75,9 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   app.setNotFoundHandler((request, reply) =>
     renderError(new GatewayError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request, reply),
   )
+
+  const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
+  registerMetrics(app, metrics, options.metricsToken)
 
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })

@@ -233,3 +233,22 @@ describe('keys, routing and errors', () => {
     expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe('invalid_json')
   })
 })
+
+describe('metrics', () => {
+  it('exposes request counts by route and status and the snapshot generation', async () => {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text()
+    expect(text).toMatch(/gatehouse_http_requests_total\{route="\/v1\/chat\/completions",method="POST",status="200"\} \d+/)
+    expect(text).toMatch(/gatehouse_http_requests_total\{route="\/v1\/chat\/completions",method="POST",status="400"\} \d+/)
+    expect(text).toMatch(/gatehouse_snapshot_generation \d+/)
+    expect(text).not.toContain('sk-upstream-secret')
+  })
+
+  it('counts a rejected snapshot and keeps serving the previous one', async () => {
+    const before = gateway.holder.current?.generation
+    const result = gateway.holder.apply({ ...gateway.snapshot, generation: 999, providers: [{ id: 'x', slug: 'x', name: 'x', kind: 'no-such-kind' }] })
+    expect(result.ok).toBe(false)
+    expect(gateway.holder.current?.generation).toBe(before)
+    const text = await (await fetch(`${gateway.url}/metrics`)).text()
+    expect(text).toMatch(/gatehouse_snapshot_rejections_total 1/)
+  })
+})

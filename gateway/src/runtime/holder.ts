@@ -17,6 +17,7 @@ export class RuntimeHolder {
   #current: RuntimeConfig | null = null
   readonly #pools = new Map<string, Dispatcher>()
   readonly #listeners = new Set<(runtime: RuntimeConfig) => void>()
+  readonly #rejectionListeners = new Set<(problems: SnapshotProblem[]) => void>()
   /** Circuit breakers live as long as the process, not a snapshot: a swap must not close open circuits. */
   readonly breakers = new CircuitBreakerRegistry()
 
@@ -33,23 +34,33 @@ export class RuntimeHolder {
     return () => this.#listeners.delete(listener)
   }
 
+  onRejected(listener: (problems: SnapshotProblem[]) => void): () => void {
+    this.#rejectionListeners.add(listener)
+    return () => this.#rejectionListeners.delete(listener)
+  }
+
   /** Validates and compiles fully before swapping; on any problem the previous runtime stays. */
   apply(value: unknown): ApplyResult {
     const validation = validateSnapshot(value)
     const generation = typeof (value as { generation?: unknown })?.generation === 'number' ? (value as { generation: number }).generation : null
-    if (!validation.ok) return { ok: false, generation, problems: validation.problems }
+    if (!validation.ok) return this.#rejected(generation, validation.problems)
     if (this.#current && this.#current.hash === validation.hash && this.#current.generation === validation.snapshot.generation) {
       return { ok: true, generation: validation.snapshot.generation, hash: validation.hash, unchanged: true }
     }
     const compiled = compileRuntime(validation.snapshot, validation.hash, (origin) => this.#poolFor(origin))
     if (!compiled.ok) {
       this.#closeUnused()
-      return { ok: false, generation, problems: compiled.problems }
+      return this.#rejected(generation, compiled.problems)
     }
     this.#current = compiled.runtime
     this.#closeUnused()
     for (const listener of this.#listeners) listener(compiled.runtime)
     return { ok: true, generation: compiled.runtime.generation, hash: validation.hash, unchanged: false }
+  }
+
+  #rejected(generation: number | null, problems: SnapshotProblem[]): ApplyResult {
+    for (const listener of this.#rejectionListeners) listener(problems)
+    return { ok: false, generation, problems }
   }
 
   async close(): Promise<void> {

@@ -40,7 +40,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     const result = holder.apply(snapshot)
     if (!result.ok) options.logger.error({ generation: snapshot.generation, problems: result.problems }, 'snapshot rejected by the gateway')
   })
-  const gateway = buildGatewayServer({ holder, pepper: controlPlane.secrets.keyPepper, logger: options.logger, adminForwarder: inProcessForwarder(controlPlane.adminApp) })
+  const gateway = buildGatewayServer({
+    holder,
+    pepper: controlPlane.secrets.keyPepper,
+    logger: options.logger,
+    adminForwarder: inProcessForwarder(controlPlane.adminApp),
+    processMetrics: true,
+    ...(options.env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: options.env.GATEHOUSE_METRICS_TOKEN } : {}),
+  })
   const close = async (): Promise<void> => {
     await gateway.close()
     unsubscribe()
