@@ -309,6 +309,13 @@ describe('override_params, custom_host, forward_headers', () => {
     expect(primary.requests[0]?.body).toMatchObject({ model: 'gpt-4.1-nano', temperature: 0.1 })
   })
 
+  it('override_params are held to the same limits as the request', async () => {
+    const answer = await chat({ provider: '@primary', override_params: { temperature: 7 } })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error?.param).toBe('temperature')
+    expect(primary.requests).toHaveLength(0)
+  })
+
   it('a custom host is used where the provider allows it, with forwarded headers', async () => {
     const answer = await chat(
       { provider: '@hosted', custom_host: secondary.baseUrl, forward_headers: ['x-team-id'] },

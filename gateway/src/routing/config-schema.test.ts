@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { configPath, validateConfig } from './config-schema.ts'
+import { backtracksBadly, configPath, validateConfig } from './config-schema.ts'
 
 function firstIssue(value: unknown): { path: string; message: string } {
   const result = validateConfig(value)
@@ -61,6 +61,25 @@ describe('config schema', () => {
     ['an inline api key', { provider: '@a', api_key: 'sk-live' }, 'config.api_key'],
   ])('refuses %s, naming the path', (_name, value, path) => {
     expect(firstIssue(value).path).toBe(path)
+  })
+
+  it.each([
+    ['(a+)+$', true],
+    ['^(\\w+\\s?)*$', true],
+    ['(a|aa)*', true],
+    ['((ab)*c)+', true],
+    ['(a)\\1', true],
+    ['^gpt-4o', false],
+    ['^(gpt|claude)-', false],
+    ['(mini)?$', false],
+    ['^(gpt|o1)?-', false],
+    ['(a|b){2,}', true],
+    ['(a+){10}', true],
+    ['(a+){1}', false],
+    ['[(+)]+', false],
+    ['\\(a+\\)+', false],
+  ])('refuses regexes that backtrack exponentially: %s -> %s', (pattern, refused) => {
+    expect(backtracksBadly(pattern)).toBe(refused)
   })
 
   it('bounds how deep targets nest', () => {

@@ -61,6 +61,7 @@ const fieldOperators = z
       .string()
       .max(CONFIG_LIMITS.maxRegexLength)
       .refine((pattern) => compiles(pattern), 'not a valid regular expression')
+      .refine((pattern) => !backtracksBadly(pattern), 'nested quantifiers and backreferences are not allowed (they can take exponential time)')
       .optional(),
   })
   .refine((operators) => Object.keys(operators).length > 0, 'name at least one operator')
@@ -72,6 +73,44 @@ function compiles(pattern: string): boolean {
   } catch {
     return false
   }
+}
+
+/** A repeating quantifier (`?` repeats nothing, so `(gpt|o1)?` is fine). */
+const REPEAT_AFTER = /^(?:[*+]|\{\d+,\d*\}|\{(?:[2-9]|\d{2,})\})/
+
+/**
+ * Rules are evaluated on the event loop against caller-supplied text, and JavaScript regexes have
+ * no time limit: refuse the patterns that backtrack exponentially (a quantified group that itself
+ * contains a quantifier, as in `(a+)+`, and backreferences). A conservative check: it may refuse a
+ * harmless pattern, never admit one with nested quantifiers.
+ */
+export function backtracksBadly(pattern: string): boolean {
+  if (/\\[1-9k]/.test(pattern)) return true
+  // Per open group: does it contain a quantifier or alternation?
+  const groups: boolean[] = []
+  let inClass = false
+  for (let index = 0; index < pattern.length; index++) {
+    const char = pattern[index]!
+    if (char === '\\') {
+      index++
+      continue
+    }
+    if (inClass) {
+      if (char === ']') inClass = false
+      continue
+    }
+    if (char === '[') inClass = true
+    else if (char === '(') groups.push(false)
+    else if (char === ')') {
+      const inner = groups.pop() ?? false
+      const quantified = REPEAT_AFTER.test(pattern.slice(index + 1))
+      if (inner && quantified) return true
+      if ((inner || quantified) && groups.length > 0) groups[groups.length - 1] = true
+    } else if ((char === '*' || char === '+' || char === '?' || char === '{' || char === '|') && groups.length > 0) {
+      groups[groups.length - 1] = true
+    }
+  }
+  return false
 }
 
 /** Field paths a condition may read: `metadata.<key>`, `params.<key>`, or `model`. */

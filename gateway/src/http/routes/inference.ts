@@ -99,6 +99,8 @@ async function serveWithConfig(deps: PipelineDeps, plan: PlanNode<ProviderRef>, 
     const target = leaf.target.route
     const operation = withForwardedHeaders(operationOf(target.provider.adapter, route.operation, target), leaf.target.forwardedHeaders)
     const payload = leaf.settings.overrideParams === null ? body : { ...body, ...leaf.settings.overrideParams }
+    // Overrides come from a config, not the client, but must meet the same limits before they go out.
+    if (payload !== body) route.validate(payload)
     const send = (attemptSignal: AbortSignal): Promise<Outcome<unknown, unknown>> =>
       payload.stream === true && 'stream' in operation
         ? attemptStream(operation, target, payload, { signal: attemptSignal })
