@@ -17,6 +17,7 @@ import { authenticate, credentialKind, extractCredential, type AuthenticatorDeps
 import { assertPepper, ensureOrganization } from '../identity/bootstrap.ts'
 import { JwtVerifier, type JwtOptions } from '../identity/jwt.ts'
 import type { Store } from '../store/index.ts'
+import { StoreUnavailableError } from '../store/errors.ts'
 import { isMutating, recordAuthFailure, recordRequest } from './audit.ts'
 import type { AdminContext } from './context.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
@@ -37,6 +38,9 @@ const BODY_LIMIT_BYTES = 1024 * 1024
 
 function toAdminError(error: unknown): AdminError {
   if (error instanceof AdminError) return error
+  if (error instanceof StoreUnavailableError) {
+    return new AdminError('dependency_unavailable', 'the admin store is unavailable; retry shortly', { headers: { 'retry-after': '2' } })
+  }
   const fastifyError = error as Partial<FastifyError> & { code?: string }
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     // Malformed JSON, wrong content type, body too large: the client's mistake, said plainly.
@@ -46,9 +50,6 @@ function toAdminError(error: unknown): AdminError {
   if (pgCode === '23505') return new AdminError('AB07', 'a resource with the same unique value already exists')
   if (pgCode === '23514' || pgCode === '22001') return new AdminError('AB01', 'a value is outside its allowed range', { param: '(body)' })
   if (pgCode === '23503') return new AdminError('AB01', 'a referenced resource does not exist', { param: '(body)' })
-  if (pgCode === 'ECONNREFUSED' || pgCode === 'ETIMEDOUT' || pgCode === '57P01' || pgCode === '08006' || pgCode === '08001') {
-    return new AdminError('dependency_unavailable', 'the admin store is unavailable; retry shortly', { headers: { 'retry-after': '2' } })
-  }
   return new AdminError('AB04', 'internal error')
 }
 

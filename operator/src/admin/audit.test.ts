@@ -128,3 +128,13 @@ describe('secrecy', () => {
     }
   })
 })
+
+describe('store outage', () => {
+  it('answers 503 with Retry-After, never 401, when the store is down', async () => {
+    await h.store.close()
+    const response = await h.call('GET', '/v1/admin/workspaces', h.ownerKey)
+    expect(response.statusCode).toBe(503)
+    expect(response.headers['retry-after']).toBe('2')
+    expect(response.json().error).toMatchObject({ code: 'dependency_unavailable', type: 'service_unavailable_error' })
+  })
+})

@@ -27,6 +27,9 @@ export type ChangeListener = (event: ChangeEvent) => void
 
 export const CHANGE_CHANNEL = 'gatehouse_changes'
 
+/** "Something may have changed": consumers rebuild everything they derive from the store. */
+export const RESYNC: StoreChange = { resource: 'organization', action: 'updated', id: '*' }
+
 export class ChangeFeed {
   readonly #db: SqlDatabase
   readonly #origin = randomUUID()
@@ -49,7 +52,13 @@ export class ChangeFeed {
   }
 
   async start(): Promise<void> {
-    this.#unlisten = await this.#db.listen(CHANGE_CHANNEL, (payload) => this.#onRemote(payload))
+    this.#unlisten = await this.#db.listen(
+      CHANGE_CHANNEL,
+      (payload) => this.#onRemote(payload),
+      // Peers' changes may have been missed while disconnected: announce a coarse change so
+      // consumers (the snapshot compiler) rebuild from the database.
+      () => this.#dispatch(RESYNC, true),
+    )
   }
 
   async stop(): Promise<void> {
@@ -64,7 +73,7 @@ export class ChangeFeed {
     // NOTIFY payloads are capped at 8000 bytes; a batch that would not fit is sent as one
     // coarse "something changed" so peers still recompile.
     const payload = JSON.stringify({ origin: this.#origin, changes })
-    const body = payload.length < 7900 ? payload : JSON.stringify({ origin: this.#origin, changes: [{ resource: 'organization', action: 'updated', id: '*' }] })
+    const body = payload.length < 7900 ? payload : JSON.stringify({ origin: this.#origin, changes: [RESYNC] })
     // The write is already committed; a failed NOTIFY only means peers learn of it with their
     // next change or resync, so it must not fail the caller's request.
     await this.#db.notify(CHANGE_CHANNEL, body).catch(() => {})

@@ -117,6 +117,7 @@ export async function storeOnDatabase(db: SqlDatabase, options: { encryptionKey?
   }
 }
 
+export { StoreUnavailableError } from './errors.ts'
 export type { ChangeEvent, ChangeListener, StoreChange } from './change-feed.ts'
 export type { ApiKeyRecord, ApiKeyStatus, ApiKeySubtype, ApiKeyType, RotationPolicy } from './repos/api-keys.ts'
 export type { AuditEntry, AuditRecord } from './repos/audit.ts'

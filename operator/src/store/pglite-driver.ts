@@ -1,15 +1,16 @@
 /** Embedded backend: PGlite (PostgreSQL compiled to WASM) in a data directory or in memory. */
 import { PGlite, type Transaction } from '@electric-sql/pglite'
 import type { SqlDatabase, SqlExecutor } from './sql.ts'
+import { rethrow } from './errors.ts'
 
 function executorOf(target: PGlite | Transaction): SqlExecutor {
   return {
     async query<Row>(text: string, params: readonly unknown[] = []) {
-      const result = await target.query<Row>(text, params as unknown[])
+      const result = await target.query<Row>(text, params as unknown[]).catch(rethrow)
       return result.rows
     },
     async script(text: string) {
-      await target.exec(text)
+      await target.exec(text).catch(rethrow)
     },
   }
 }

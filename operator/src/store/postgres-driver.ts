@@ -1,18 +1,22 @@
 /** Cluster backend: PostgreSQL through a `pg` pool, plus one dedicated connection for LISTEN. */
 import pg from 'pg'
 import type { SqlDatabase, SqlExecutor } from './sql.ts'
+import { rethrow } from './errors.ts'
 
 type Queryable = Pick<pg.PoolClient, 'query'>
+
+const MIN_RECONNECT_MS = 500
+const MAX_RECONNECT_MS = 30_000
 
 function executorOf(target: Queryable): SqlExecutor {
   return {
     async query<Row>(text: string, params: readonly unknown[] = []) {
-      const result = await target.query(text, params as unknown[])
+      const result = await target.query(text, params as unknown[]).catch(rethrow)
       return result.rows as Row[]
     },
     async script(text: string) {
       // No parameters: pg uses the simple protocol, which accepts several statements.
-      await target.query(text)
+      await target.query(text).catch(rethrow)
     },
   }
 }
@@ -32,18 +36,45 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
   probe.release()
   const base = executorOf(pool)
   let listener: pg.Client | null = null
+  let closed = false
+  let reconnectDelayMs = MIN_RECONNECT_MS
   const handlers = new Map<string, Set<(payload: string) => void>>()
+  const gapHandlers = new Set<() => void>()
 
-  async function listenerClient(): Promise<pg.Client> {
-    if (listener) return listener
+  async function connectListener(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: options.url })
     client.on('error', () => {})
     client.on('notification', (message) => {
       for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? '')
     })
+    client.on('end', () => {
+      if (listener === client) listener = null
+      if (!closed) scheduleReconnect()
+    })
     await client.connect()
-    listener = client
+    for (const channel of handlers.keys()) await client.query(`LISTEN ${channel}`)
     return client
+  }
+
+  // A lost LISTEN connection is re-established with backoff; listeners are told about the gap.
+  function scheduleReconnect(): void {
+    const timer = setTimeout(() => {
+      connectListener().then((client) => {
+        if (closed) return void client.end()
+        listener = client
+        reconnectDelayMs = MIN_RECONNECT_MS
+        for (const onGap of gapHandlers) onGap()
+      }, () => {
+        reconnectDelayMs = Math.min(reconnectDelayMs * 2, MAX_RECONNECT_MS)
+        if (!closed) scheduleReconnect()
+      })
+    }, reconnectDelayMs)
+    timer.unref()
+  }
+
+  async function listenerClient(): Promise<pg.Client> {
+    listener ??= await connectListener()
+    return listener
   }
 
   return {
@@ -51,7 +82,7 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
     query: base.query,
     script: base.script,
     async transaction(fn) {
-      const client = await pool.connect()
+      const client = await pool.connect().catch(rethrow)
       try {
         await client.query('BEGIN')
         const result = await fn(executorOf(client))
@@ -64,8 +95,9 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
         client.release()
       }
     },
-    async listen(channel, onMessage) {
+    async listen(channel, onMessage, onGap) {
       assertChannel(channel)
+      if (onGap) gapHandlers.add(onGap)
       const client = await listenerClient()
       let set = handlers.get(channel)
       if (!set) {
@@ -76,6 +108,7 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
       set.add(onMessage)
       return async () => {
         set.delete(onMessage)
+        if (onGap) gapHandlers.delete(onGap)
       }
     },
     async notify(channel, payload) {
@@ -83,6 +116,7 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload])
     },
     async close() {
+      closed = true
       await listener?.end().catch(() => {})
       await pool.end()
     },

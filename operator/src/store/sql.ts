@@ -20,9 +20,10 @@ export interface SqlDatabase extends SqlExecutor {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>
   /**
    * Cross-process notifications (PostgreSQL LISTEN/NOTIFY). PGlite lives in one process, so its
-   * driver has no peers to hear from and `listen` returns a no-op unsubscribe.
+   * driver has no peers to hear from and `listen` returns a no-op unsubscribe. `onGap` is called
+   * after the listening connection was lost and re-established: messages may have been missed.
    */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>
+  listen(channel: string, onMessage: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>>
   notify(channel: string, payload: string): Promise<void>
   close(): Promise<void>
 }

@@ -1,5 +1,6 @@
 /** The store contract: the same behaviour on PGlite and on PostgreSQL. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pg from 'pg'
 import type { Store } from './index.ts'
 import { openStore } from './index.ts'
 import { TEST_ENCRYPTION_KEY, testBackends } from './testing.ts'
@@ -153,9 +154,31 @@ describe.each(backends.filter((b) => b.name === 'postgres'))('change feed across
       const event = await heard
       expect(event).toMatchObject({ resource: 'organization', action: 'created', id: org.id, remote: true })
       expect(peer.changes.revision).toBe(1)
+
+      // The peer's LISTEN connection dies: it reconnects, announces a resync, and hears changes again.
+      const resync = new Promise<ChangeEvent>((resolve) => peer.onChange((e) => e.id === '*' && resolve(e)))
+      const killer = new pg.Client({ connectionString: url! })
+      await killer.connect()
+      await killer.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()")
+      await killer.end()
+      expect(await resync).toMatchObject({ resource: 'organization', action: 'updated', remote: true })
+      const again = new Promise<ChangeEvent>((resolve) => peer.onChange((e) => e.resource === 'workspace' && resolve(e)))
+      const ws = await store.workspaces.create({ organizationId: org.id, slug: 'after-reconnect', name: 'After' })
+      expect((await again).id).toBe(ws.id)
     } finally {
       await peer.close()
       await dispose()
     }
+  })
+})
+
+describe('store unavailability', () => {
+  it('reports a closed or unreachable database as StoreUnavailableError, and SQL errors as themselves', async () => {
+    const { StoreUnavailableError } = await import('./errors.ts')
+    const store = await openStore({ kind: 'pglite', dataDir: null })
+    const org = await store.organizations.create({ name: 'Down' })
+    await expect(store.workspaces.create({ organizationId: 'missing-org', slug: 'x', name: 'x' })).rejects.toMatchObject({ code: '23503' })
+    await store.close()
+    await expect(store.workspaces.get(org.id, 'x')).rejects.toBeInstanceOf(StoreUnavailableError)
   })
 })

@@ -272,6 +272,18 @@ export class ApiKeyRepository {
     return true
   }
 
+  /** Revokes every live key minted by `createdBy` (e.g. a superseded bootstrap key); returns their ids. */
+  async revokeByCreator(organizationId: string, createdBy: string, now: Date): Promise<string[]> {
+    const rows = await this.#db.query<{ id: string }>(
+      `UPDATE api_keys SET status = 'revoked', revoked_at = $3::timestamptz, previous_key_hash = NULL, previous_key_hint = NULL,
+         previous_key_expires_at = NULL, next_rotation_at = NULL, updated_at = now()
+       WHERE organization_id = $1 AND created_by = $2 AND status <> 'revoked' RETURNING id`,
+      [organizationId, createdBy, now.toISOString()],
+    )
+    for (const row of rows) this.#sink.add({ resource: 'api_key', action: 'revoked', id: row.id })
+    return rows.map((row) => row.id)
+  }
+
   /** Marks active keys past `expires_at` as expired; returns their ids. */
   async expireDue(now: Date): Promise<string[]> {
     const rows = await this.#db.query<{ id: string }>(
