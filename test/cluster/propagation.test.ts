@@ -201,6 +201,8 @@ describe.skipIf(postgres.skip !== null)('cluster mode: control plane + two gatew
     expect(body.data.map((gateway) => gateway.gatewayId).sort()).toEqual(['gateway-1', 'gateway-2'])
     const refused = await fetch(`${controlPlaneUrl}/v1/gateway-sync/gateways`, { headers: { authorization: 'Bearer wrong' } })
     expect(refused.status).toBe(401)
+    expect((await fetch(`${controlPlaneUrl}/livez`)).status).toBe(200)
+    expect((await fetch(`${controlPlaneUrl}/readyz`)).status).toBe(200)
   })
 
   it('NACKs a snapshot it cannot apply and keeps serving the previous one', async () => {

@@ -39,6 +39,19 @@ export interface ControlPlane {
   close(): Promise<void>
 }
 
+/** Kubernetes probes for a control-plane process: alive while it runs, ready while its store answers. */
+function registerProbes(app: FastifyInstance, store: Store): void {
+  app.get('/livez', { config: { publicRoute: true } }, async () => ({ status: 'ok' }))
+  app.get('/readyz', { config: { publicRoute: true } }, async (_request, reply) => {
+    try {
+      await store.ping()
+      return { status: 'ready' }
+    } catch {
+      return reply.code(503).header('retry-after', '2').send({ status: 'not_ready', reason: 'the admin store does not answer' })
+    }
+  })
+}
+
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { env, logger } = options
   // Resources are read and checked before anything is written: a bad file stops the start cleanly.
@@ -69,6 +82,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }
+    registerProbes(adminApp, store)
     await adminApp.ready()
     closers.push(() => adminApp.close())
     closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper }))
