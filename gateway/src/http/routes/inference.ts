@@ -6,7 +6,7 @@
  * or model name, with no routing work at all.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { JsonOperation, ProviderAdapter, StreamingOperation, TargetContext, Translated, Warning } from '../../providers/adapter.ts'
+import type { JsonOperation, ProviderAdapter, StreamingOperation, Warning } from '../../providers/adapter.ts'
 import { GatewayError, invalidParameter } from '../../errors.ts'
 import { validateChatRequest, validateCompletionRequest, validateEmbeddingsRequest } from '../../validation/inference.ts'
 import type { Body } from '../../validation/checks.ts'
@@ -14,12 +14,9 @@ import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
 import type { RequestContext } from '../../pipeline/context.ts'
 import { attemptJson, attemptStream, type Outcome } from '../../pipeline/dispatch.ts'
 import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
-import { bindPlan, type BoundTarget } from '../../routing/bind.ts'
-import { PlanExecutor, type ExecutionTrace } from '../../routing/execute.ts'
-import type { PlanLeaf, PlanNode, ProviderRef } from '../../routing/plan.ts'
-import { systemClock } from '../../routing/retry.ts'
+import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
+import { ConfiguredRoute, withForwardedHeaders } from '../../routing/run.ts'
 import { selectConfig } from '../../routing/select.ts'
-import { withRequestTimeout } from '../../routing/timeout.ts'
 import { pipeSse, startSse } from '../sse-writer.ts'
 
 type OperationName = 'chat' | 'completions' | 'embeddings'
@@ -62,29 +59,6 @@ export function responseHeaders(target: RouteTarget, warnings: Warning[], traceI
   return { 'x-gateway-trace-id': traceId, 'x-gateway-provider': target.provider.record.slug, ...warningHeaders(warnings) }
 }
 
-/** What happened under a config: the target that answered (or failed last) and its retries. */
-function routingHeaders(trace: ExecutionTrace<BoundTarget>, traceId: string): Record<string, string> {
-  const leaf = trace.leaf
-  if (leaf === null) return { 'x-gateway-trace-id': traceId }
-  return {
-    'x-gateway-trace-id': traceId,
-    'x-gateway-provider': leaf.target.route.provider.record.slug,
-    'x-gateway-target-path': leaf.path,
-    'x-gateway-retry-attempt-count': String(trace.retries),
-  }
-}
-
-/** The operation with the client headers a config forwards added under the adapter's own (which win). */
-function withForwardedHeaders(operation: AnyOperation, forwarded: Readonly<Record<string, string>> | null): AnyOperation {
-  if (forwarded === null) return operation
-  const toUpstream = (request: Body & { model: string }, target: TargetContext): Translated => {
-    const translated = operation.toUpstream(request, target)
-    return { ...translated, upstream: { ...translated.upstream, headers: { ...forwarded, ...translated.upstream.headers } } }
-  }
-  // A prototype link keeps every other member (stream transform, framing) exactly as the adapter has it.
-  return Object.assign(Object.create(operation) as AnyOperation, { toUpstream })
-}
-
 interface ConfiguredRequest {
   route: InferenceRoute
   context: RequestContext
@@ -94,35 +68,22 @@ interface ConfiguredRequest {
 }
 
 async function serveWithConfig(deps: PipelineDeps, plan: PlanNode<ProviderRef>, { route, context, body, request, reply }: ConfiguredRequest): Promise<unknown> {
-  const bound = bindPlan(plan, { runtime: context.runtime, workspaceId: context.workspaceId, model: body.model, headers: request.headers })
-  const attempt = (leaf: PlanLeaf<BoundTarget>, signal: AbortSignal): Promise<Outcome<unknown, unknown>> => {
-    const target = leaf.target.route
-    const operation = withForwardedHeaders(operationOf(target.provider.adapter, route.operation, target), leaf.target.forwardedHeaders)
-    const payload = leaf.settings.overrideParams === null ? body : { ...body, ...leaf.settings.overrideParams }
+  const configured = new ConfiguredRoute<Body & { model: string }, Outcome<unknown, unknown>>(deps.holder.breakers, context, body, (target, payload, signal) => {
+    const operation = withForwardedHeaders(operationOf(target.route.provider.adapter, route.operation, target.route), target.forwardedHeaders)
     // Overrides come from a config, not the client, but must meet the same limits before they go out.
     if (payload !== body) route.validate(payload)
-    const send = (attemptSignal: AbortSignal): Promise<Outcome<unknown, unknown>> =>
-      payload.stream === true && 'stream' in operation
-        ? attemptStream(operation, target, payload, { signal: attemptSignal })
-        : attemptJson(operation, target, payload, { signal: attemptSignal })
-    const timeoutMs = leaf.settings.requestTimeoutMs
-    return timeoutMs === null ? send(signal) : withRequestTimeout(timeoutMs, signal, send)
-  }
-  const executor = new PlanExecutor<BoundTarget, Outcome<unknown, unknown>>(attempt, {
-    breakers: deps.holder.breakers,
-    clock: systemClock,
-    random: Math.random,
-    signal: context.signal,
-    conditions: { metadata: context.metadata, params: body },
+    return payload.stream === true && 'stream' in operation
+      ? attemptStream(operation, target.route, payload, { signal })
+      : attemptJson(operation, target.route, payload, { signal })
   })
   let outcome: Outcome<unknown, unknown>
   try {
-    outcome = await executor.run(bound)
+    outcome = await configured.run(plan, request.headers, body.model)
   } catch (error) {
-    reply.headers(routingHeaders(executor.trace, context.trace.traceId))
+    reply.headers(configured.headers())
     throw error
   }
-  const headers = { ...routingHeaders(executor.trace, context.trace.traceId), ...warningHeaders(outcome.warnings) }
+  const headers = { ...configured.headers(), ...warningHeaders(outcome.warnings) }
   if (outcome.kind === 'stream') {
     reply.hijack()
     startSse(reply.raw, 200, headers)
