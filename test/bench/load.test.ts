@@ -75,7 +75,7 @@ describe('median', () => {
   })
 })
 
-function fakeResult(overrides: { rps: number; p50Us?: number; p99Us?: number; firstByteP50Us?: number; errors?: number }): LoadResult {
+function fakeResult(overrides: { rps: number; p50Us?: number; p99Us?: number; firstByteP50Us?: number; errors?: number; foreignCores?: number }): LoadResult {
   const latency = { count: 100, dropped: 0, minUs: 1, meanUs: 1, p50Us: overrides.p50Us ?? 1000, p90Us: 1500, p99Us: overrides.p99Us ?? 2000, p999Us: 3000, maxUs: 4000 }
   return {
     mode: 'closed',
@@ -93,7 +93,7 @@ function fakeResult(overrides: { rps: number; p50Us?: number; p99Us?: number; fi
     offeredPerS: null,
     responseBytes: 700,
     processes: [],
-    foreignCores: 0,
+    foreignCores: overrides.foreignCores ?? 0,
     generatorCores: 0,
   }
 }
@@ -122,7 +122,7 @@ describe('aggregate and targets', () => {
       (['direct', 'bare', 'gatehouse'] as const).map((target) => aggregate(runs, scenario, target)).filter((entry) => entry !== null),
     )
     const [throughput, addedP99, addedTtfb] = checkTargets(aggregates)
-    expect(throughput).toMatchObject({ value: 0.69, pass: false })
+    expect(throughput).toMatchObject({ value: 0.69, pass: false, reliable: true })
     expect(addedP99).toMatchObject({ value: 900, pass: true })
     expect(addedP99?.context.addedP99VsDirectUs).toBe(1400)
     expect(addedTtfb).toMatchObject({ value: 1100, pass: false })
@@ -132,5 +132,11 @@ describe('aggregate and targets', () => {
     const runs = [run('sat', 'bare', 1, fakeResult({ rps: 1000 })), run('sat', 'gatehouse', 1, fakeResult({ rps: 5000, errors: 3 }))]
     const aggregates = [aggregate(runs, 'sat', 'bare')!, aggregate(runs, 'sat', 'gatehouse')!]
     expect(checkTargets(aggregates)[0]).toMatchObject({ value: 5, pass: null })
+  })
+
+  it('marks a verdict unreliable when other processes took CPU during the judged runs', () => {
+    const runs = [run('sat', 'bare', 1, fakeResult({ rps: 1000 })), run('sat', 'gatehouse', 1, fakeResult({ rps: 800, foreignCores: 1.4 }))]
+    const aggregates = [aggregate(runs, 'sat', 'bare')!, aggregate(runs, 'sat', 'gatehouse')!]
+    expect(checkTargets(aggregates)[0]).toMatchObject({ pass: true, reliable: false, foreignCores: 1.4 })
   })
 })

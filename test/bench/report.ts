@@ -60,7 +60,14 @@ export interface TargetCheck {
   threshold: string
   pass: boolean | null
   context: Record<string, number | null>
+  /** CPU used by processes outside the benchmark during the judged runs (largest median), in cores. */
+  foreignCores: number | null
+  /** False when foreign load was high enough that the verdict says more about the machine than about Gatehouse. */
+  reliable: boolean
 }
+
+/** Above this, other processes compete for the two cores and latency tails are scheduling noise. */
+export const NOISY_FOREIGN_CORES = 0.25
 
 export const DEFINITIONS = {
   throughput:
@@ -136,8 +143,13 @@ function clean(entry: Aggregate | null): boolean {
   return entry !== null && entry.failed === 0 && entry.requestsPerS > 0
 }
 
-function verdict(value: number | null, entries: (Aggregate | null)[], passes: (value: number) => boolean): boolean | null {
-  return value === null || !entries.every(clean) ? null : passes(value)
+function verdict(value: number | null, entries: (Aggregate | null)[], passes: (value: number) => boolean): Pick<TargetCheck, 'pass' | 'foreignCores' | 'reliable'> {
+  const foreignCores = maxOrNull(entries.map((entry) => entry?.foreignCores))
+  return {
+    pass: value === null || !entries.every(clean) ? null : passes(value),
+    foreignCores,
+    reliable: foreignCores !== null && foreignCores <= NOISY_FOREIGN_CORES,
+  }
 }
 
 export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
@@ -163,7 +175,7 @@ export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
       value: ratio,
       unit: 'ratio',
       threshold: '>= 0.70',
-      pass: verdict(ratio, [satBare, satGate], (value) => value >= 0.7),
+      ...verdict(ratio, [satBare, satGate], (value) => value >= 0.7),
       context: {
         gatehouseRps: satGate?.requestsPerS ?? null,
         bareRps: satBare?.requestsPerS ?? null,
@@ -179,7 +191,7 @@ export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
       value: addedP99,
       unit: 'µs',
       threshold: '< 1000',
-      pass: verdict(addedP99, [pacedBare, pacedGate], (value) => value < 1000),
+      ...verdict(addedP99, [pacedBare, pacedGate], (value) => value < 1000),
       context: {
         gatehouseP99Us: pacedGate?.p99Us ?? null,
         bareP99Us: pacedBare?.p99Us ?? null,
@@ -196,7 +208,7 @@ export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
       value: addedTtfb,
       unit: 'µs',
       threshold: '< 1000',
-      pass: verdict(addedTtfb, [ttfbBare, ttfbGate], (value) => value < 1000),
+      ...verdict(addedTtfb, [ttfbBare, ttfbGate], (value) => value < 1000),
       context: {
         gatehouseFirstByteP50Us: ttfbGate?.firstByteP50Us ?? null,
         bareFirstByteP50Us: ttfbBare?.firstByteP50Us ?? null,
@@ -270,7 +282,8 @@ export function formatChecks(checks: TargetCheck[]): string {
   for (const check of checks) {
     const verdict = check.pass === null ? 'N/A ' : check.pass ? 'PASS' : 'FAIL'
     const value = check.value === null ? '—' : check.unit === 'ratio' ? `${(check.value * 100).toFixed(1)} %` : `${signedMs(check.value)} ms`
-    lines.push(`  [${verdict}] ${check.description}: ${value} (needs ${check.unit === 'ratio' ? '≥ 70 %' : '< +1.000 ms'})`)
+    const noise = check.reliable || check.pass === null ? '' : ` — UNRELIABLE: other processes used ${num(check.foreignCores, 2)} of 2 cores meanwhile`
+    lines.push(`  [${verdict}] ${check.description}: ${value} (needs ${check.unit === 'ratio' ? '≥ 70 %' : '< +1.000 ms'})${noise}`)
     if (check.id === 'added-p99-paced') {
       lines.push(`         p99: Gatehouse ${ms(check.context.gatehouseP99Us, 3)} ms, bare ${ms(check.context.bareP99Us, 3)} ms, direct ${ms(check.context.directP99Us, 3)} ms; added vs direct ${signedMs(check.context.addedP99VsDirectUs ?? null)} ms`)
       lines.push(`         added vs bare at p50 ${signedMs(check.context.addedP50VsBareUs ?? null)} ms, at p90 ${signedMs(check.context.addedP90VsBareUs ?? null)} ms`)
