@@ -15,10 +15,15 @@ const KEY_MATERIAL = /ghk_(?:adm|ws)_[0-9A-Za-z]+/g
 const JWT_MATERIAL = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g
 const HEX_DIGEST = /\b[0-9a-f]{64}\b/g
 export const REDACTED = '[redacted]'
+/** Audit rows keep request details, not payload dumps. */
+const MAX_STRING_CHARS = 2000
 
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 8) return REDACTED
-  if (typeof value === 'string') return value.replace(KEY_MATERIAL, REDACTED).replace(JWT_MATERIAL, REDACTED).replace(HEX_DIGEST, REDACTED)
+  if (typeof value === 'string') {
+    const clean = value.replace(KEY_MATERIAL, REDACTED).replace(JWT_MATERIAL, REDACTED).replace(HEX_DIGEST, REDACTED)
+    return clean.length > MAX_STRING_CHARS ? `${clean.slice(0, MAX_STRING_CHARS)}…` : clean
+  }
   if (Array.isArray(value)) return value.slice(0, 100).map((item) => redact(item, depth + 1))
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {}
