@@ -48,14 +48,27 @@ function responseObject(id: string, model: string, text: string, status: 'comple
   }
 }
 
+/**
+ * The Responses API's named-event stream, in its documented order: created, in_progress, the
+ * message item and its text part opening, text deltas, the part and item closing, completed.
+ * Every event carries an increasing `sequence_number`.
+ */
 function* responseEvents(response: Record<string, unknown>, pieces: string[], done: Record<string, unknown>): Generator<string> {
   let sequence = 0
   const itemId = `msg_${String(response.id).slice(5)}`
-  yield sse({ type: 'response.created', sequence_number: sequence++, response }, 'response.created')
-  for (const delta of pieces) {
-    yield sse({ type: 'response.output_text.delta', sequence_number: sequence++, item_id: itemId, output_index: 0, content_index: 0, delta, logprobs: [] }, 'response.output_text.delta')
-  }
-  yield sse({ type: 'response.completed', sequence_number: sequence, response: done }, 'response.completed')
+  const text = pieces.join('')
+  const event = (type: string, payload: Record<string, unknown>): string => sse({ type, sequence_number: sequence++, ...payload }, type)
+  const place = { item_id: itemId, output_index: 0, content_index: 0 }
+  yield event('response.created', { response })
+  yield event('response.in_progress', { response })
+  yield event('response.output_item.added', { output_index: 0, item: { id: itemId, type: 'message', status: 'in_progress', role: 'assistant', content: [] } })
+  yield event('response.content_part.added', { ...place, part: { type: 'output_text', text: '', annotations: [] } })
+  for (const delta of pieces) yield event('response.output_text.delta', { ...place, delta, logprobs: [] })
+  yield event('response.output_text.done', { ...place, text, logprobs: [] })
+  const part = { type: 'output_text', text, annotations: [] }
+  yield event('response.content_part.done', { ...place, part })
+  yield event('response.output_item.done', { output_index: 0, item: { id: itemId, type: 'message', status: 'completed', role: 'assistant', content: [part] } })
+  yield event('response.completed', { response: done })
 }
 
 async function createResponse(exchange: Exchange): Promise<void> {

@@ -233,3 +233,27 @@ describe('OpenAI simulator, official SDK', () => {
     expect(((await moderation.json()) as { error: { type: string } }).error.type).toBe('server_error')
   })
 })
+
+describe('OpenAI simulator, Responses API', () => {
+  it('answers a response and streams its named events in order', async () => {
+    const response = await client.responses.create({ model: 'gpt-4o', input: 'hi responses' })
+    expect(response.output_text).toBe('Echo: hi responses alpha bravo charlie')
+    const stream = await client.responses.create({ model: 'gpt-4o', input: 'hi', stream: true })
+    const types: string[] = []
+    for await (const event of stream) types.push(event.type)
+    expect(types).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ])
+  })
+})
