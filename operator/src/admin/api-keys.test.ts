@@ -154,6 +154,8 @@ describe('raw keys', () => {
     expect(items.every((k) => k.user_id === memberId && k.type === 'workspace-user')).toBe(true)
     const other = await h.call('GET', `/v1/api-keys?workspace_id=${wsB}`, memberKey)
     expect(other.statusCode).toBe(403)
+    const managerKeyId = (await h.store.apiKeys.findByHash(hashApiKey(managerKey, TEST_PEPPER), h.clock.read()))!.key.id
+    expect((await h.call('GET', `/v1/api-keys/${managerKeyId}`, memberKey)).statusCode).toBe(404)
   })
 
   it('pages consistently', async () => {
@@ -334,6 +336,17 @@ describe('revocation', () => {
     expect(refused.json().error.message).toContain('revoked')
     expect((await h.call('GET', `/v1/api-keys/${id}`, h.ownerKey)).statusCode).toBe(404)
     expect((await h.call('DELETE', `/v1/api-keys/${id}`, h.ownerKey)).statusCode).toBe(404)
+  })
+
+  it('revokes a leaked key by its secret, whoever reports it, without telling whether it was live', async () => {
+    const leaked = await h.key('workspace/service', { name: 'leaked', workspace_id: wsA, scopes: ['completions.write', 'workspaces.read'] })
+    const report = await h.call('POST', '/v1/api-keys/revoke', memberKey, { key: leaked })
+    expect(report.json()).toEqual({ revoked: true, object: 'api-key-revocation' })
+    expect((await h.call('GET', `/v1/admin/workspaces/${wsA}`, leaked)).statusCode).toBe(401)
+    expect((await h.call('POST', '/v1/api-keys/revoke', memberKey, { key: leaked })).json().revoked).toBe(false)
+    expect((await h.call('POST', '/v1/api-keys/revoke', memberKey, { key: 'not-a-key' })).statusCode).toBe(400)
+    const audit = await h.store.audit.list(h.orgId, { action: 'api_key.revoke_by_secret' }, 0, 10)
+    expect(JSON.stringify(audit.data)).not.toContain(leaked)
   })
 
   it('refuses malformed keys before any lookup and unknown ones after', async () => {

@@ -111,6 +111,12 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     return payload
   })
 
+  if (jwt) {
+    // Background JWKS refresh for as long as the app lives.
+    const stopJwksRefresh = jwt.jwks.start()
+    app.addHook('onClose', async () => stopJwksRefresh())
+  }
+
   app.setErrorHandler((error, request, reply) => {
     const adminError = toAdminError(error)
     if (adminError.status >= 500) request.log.error({ err: error }, 'admin request failed')

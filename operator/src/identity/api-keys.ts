@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
-import { apiKeyHint, generateApiKey, hashApiKey } from '@gatehouse/gateway/snapshot'
+import { apiKeyHint, generateApiKey, hashApiKey, parseApiKey } from '@gatehouse/gateway/snapshot'
 import type { ApiKeyRecord, Repositories, RotationPolicy, Store, WorkspaceRecord } from '../store/index.ts'
 import { conflict, forbidden, invalid, notFound } from '../errors.ts'
 import { keyRateLimitSchema, usageLimitsSchema } from './limits.ts'
@@ -248,11 +248,9 @@ export async function keyForAction(store: Store, principal: Principal, id: strin
   if (!key || key.status === 'revoked') throw notFound('API key')
   const visible = principal.visibleWorkspaceIds()
   if (visible !== null && (key.workspaceId === null || !visible.includes(key.workspaceId))) throw notFound('API key')
-  if (!mayManageKeys(principal, kindOf(key), action, key.workspaceId)) {
-    // Members may still read their own user keys.
-    const ownRead = (action === 'read' || action === 'list') && key.userId !== null && key.userId === principal.user?.id && principal.has(familyScope(kindOf(key), action), key.workspaceId)
-    if (!ownRead) throw forbidden(`this credential may not ${action} this key`)
-  }
+  // A workspace member sees only their own keys; others' do not exist for them.
+  if (principal.authority(key.workspaceId) === 'member' && key.userId !== principal.user?.id) throw notFound('API key')
+  if (!mayManageKeys(principal, kindOf(key), action, key.workspaceId)) throw forbidden(`this credential may not ${action} this key`)
   return key
 }
 
@@ -326,6 +324,20 @@ export async function deleteApiKey(store: Store, principal: Principal, id: strin
   const key = await keyForAction(store, principal, id, 'delete')
   await store.apiKeys.revoke(key.organizationId, key.id, now)
   return key
+}
+
+export const revokeBySecretSchema = z.strictObject({ key: z.string().min(1).max(200) })
+
+/**
+ * Revokes the key whose current or in-transition secret is `raw`. Answers the same for unknown and
+ * already-dead keys (null) so the endpoint cannot be used to test which secrets are live.
+ */
+export async function revokeBySecret(store: Store, pepper: string, raw: string, now: Date): Promise<ApiKeyRecord | null> {
+  if (!parseApiKey(raw)) throw invalid('key', 'not a Gatehouse API key')
+  const found = await store.apiKeys.findByHash(hashApiKey(raw, pepper), now)
+  if (!found || found.key.status === 'revoked') return null
+  await store.apiKeys.revoke(found.key.organizationId, found.key.id, now)
+  return found.key
 }
 
 /** The public shape of a key (never its secret or hash). */

@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { forbidden, invalid } from '../../errors.ts'
 import {
-  apiKeyView, createApiKey, createApiKeySchema, deleteApiKey, keyForAction, mayManageKeys, rotateApiKey, rotateApiKeySchema,
-  updateApiKey, updateApiKeySchema, type KeyKind,
+  apiKeyView, createApiKey, createApiKeySchema, deleteApiKey, keyForAction, mayManageKeys, revokeBySecret, revokeBySecretSchema,
+  rotateApiKey, rotateApiKeySchema, updateApiKey, updateApiKeySchema, type KeyKind,
 } from '../../identity/api-keys.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
@@ -27,6 +27,16 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const { key, rawKey } = await createApiKey(ctx.store, ctx.pepper, principal, type, subtype, body, ctx.clock())
     audit(request, { action: 'api_key.create', resourceType: 'api_key', resourceId: key.id, workspaceId: key.workspaceId, details: { type, subtype, scopes: key.scopes } })
     return { id: key.id, key: rawKey, object: 'api-key' }
+  })
+
+  // Leak response: whoever holds a key's secret may revoke it (they could use it anyway), so a
+  // secret found in a repository or a log can be killed at once by anyone with admin API access.
+  app.post('/revoke', async (request) => {
+    principalOf(request)
+    const body = parse(revokeBySecretSchema, request.body)
+    const key = await revokeBySecret(ctx.store, ctx.pepper, body.key, ctx.clock())
+    audit(request, { action: 'api_key.revoke_by_secret', resourceType: 'api_key', resourceId: key?.id ?? null, workspaceId: key?.workspaceId ?? null })
+    return { revoked: key !== null, object: 'api-key-revocation' }
   })
 
   app.get('/', async (request) => {
