@@ -130,6 +130,7 @@ export function planMessage(body: Record<string, unknown>, model: string, option
       stop: asStopList(body.stop_sequences),
       thinking: (body.thinking as { type?: unknown } | undefined)?.type === 'enabled',
       preambleBeforeTool: true,
+      parallelToolCalls: (body.tool_choice as { disable_parallel_tool_use?: unknown } | undefined)?.disable_parallel_tool_use !== true,
     },
     options,
     { toolCallId: sequenceId('toolu_sim', sequence), signature: sequenceId('sig_sim', sequence) },

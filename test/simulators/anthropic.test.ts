@@ -118,6 +118,16 @@ describe('Anthropic simulator, official SDK', () => {
     expect(events.at(-2)?.data).toMatchObject({ delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 4 } })
   })
 
+  it('uses tools in parallel unless disable_parallel_tool_use is set', async () => {
+    const ask = { model: 'claude-sim-1', max_tokens: 100, tools: [weatherTool], messages: [{ role: 'user' as const, content: 'weather in Oslo and Bergen' }] }
+    const stream = client.messages.stream(ask)
+    const final = await stream.finalMessage()
+    const inputs = final.content.flatMap((block) => (block.type === 'tool_use' ? [block.input] : []))
+    expect(inputs).toEqual([{ location: 'Oslo' }, { location: 'Bergen' }])
+    const single = await client.messages.create({ ...ask, tool_choice: { type: 'auto', disable_parallel_tool_use: true } })
+    expect(single.content.filter((block) => block.type === 'tool_use')).toHaveLength(1)
+  })
+
   it('forced tool_choice skips the preamble text', async () => {
     const message = await client.messages.create({
       model: 'claude-sim-1',

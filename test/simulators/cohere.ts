@@ -84,6 +84,7 @@ function planChat(body: Record<string, unknown>, options: SimulatorOptions, sequ
       stop: asStopList(body.stop_sequences),
       thinking: (body.thinking as { type?: unknown } | undefined)?.type === 'enabled',
       preambleBeforeTool: false,
+      parallelToolCalls: true,
     },
     options,
     { toolCallId: sequenceId('tool_sim', sequence), signature: '' },
@@ -126,7 +127,7 @@ function* chatStream(id: string, reply: Reply): Generator<StreamFrame> {
   let toolIndex = 0
   for (const block of reply.blocks) {
     if (block.type === 'tool_call') {
-      yield event('tool-plan-delta', { delta: { message: { tool_plan: toolPlan(reply) } } })
+      if (toolIndex === 0) yield event('tool-plan-delta', { delta: { message: { tool_plan: toolPlan(reply) } } })
       const index = toolIndex++
       yield event('tool-call-start', {
         index,

@@ -101,14 +101,24 @@ export function wantsTool(prompt: string): boolean {
   return /weather/i.test(prompt)
 }
 
+const placeName = '[A-Z][\\p{L}-]+(?:\\s+[A-Z][\\p{L}-]+)*'
+const placesPattern = new RegExp(`\\b(?:in|for|at)\\s+(${placeName}(?:(?:\\s*,\\s*|\\s+and\\s+)${placeName})*)`, 'u')
+
+/** The places a prompt names after in/for/at: "weather in Paris and New York" -> both. */
+export function placesIn(prompt: string): string[] {
+  const list = placesPattern.exec(prompt)?.[1]
+  return list ? list.split(/\s*,\s*|\s+and\s+/) : []
+}
+
 /**
- * Deterministic arguments for a tool from its JSON schema: strings named like a place get the
- * city the prompt mentions ("... in Paris"), other strings a fixed word, enums their first value.
+ * Deterministic arguments for a tool from its JSON schema: strings named like a place get `place`
+ * (by default the first place the prompt names, else Paris), other strings a fixed word, enums
+ * their first value.
  */
-export function toolArguments(schema: unknown, prompt: string): Record<string, unknown> {
+export function toolArguments(schema: unknown, prompt: string, place?: string): Record<string, unknown> {
   const properties = (schema as { properties?: Record<string, { type?: unknown; enum?: unknown[] }> } | undefined)?.properties
   if (!properties || typeof properties !== 'object') return {}
-  const city = /\b(?:in|for|at)\s+([A-Z][\p{L}-]+(?:\s+[A-Z][\p{L}-]+)*)/u.exec(prompt)?.[1] ?? 'Paris'
+  const city = place ?? placesIn(prompt)[0] ?? 'Paris'
   const args: Record<string, unknown> = {}
   for (const [name, property] of Object.entries(properties)) {
     if (Array.isArray(property.enum) && property.enum.length > 0) args[name] = property.enum[0]

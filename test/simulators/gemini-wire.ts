@@ -119,6 +119,7 @@ export function planGenerate(body: Record<string, unknown> | null, model: string
       stop: asStopList(config.stopSequences),
       thinking: includeThoughts,
       preambleBeforeTool: false,
+      parallelToolCalls: true,
     },
     options,
     { toolCallId: sequenceId('fc_sim', sequence), signature: '' },

@@ -74,6 +74,7 @@ function planChat(body: Record<string, unknown>, messages: ChatMessageIn[], opti
       stop: asStopList(body.stop),
       thinking: false,
       preambleBeforeTool: false,
+      parallelToolCalls: body.parallel_tool_calls !== false,
     },
     options,
     { toolCallId, signature: '' },
@@ -84,8 +85,13 @@ const finishReasons: Record<ReplyFinish, string> = { stop: 'stop', stop_sequence
 
 type ToolCallBlock = Extract<ReplyBlock, { type: 'tool_call' }>
 
-function toolCallOf(reply: Reply): ToolCallBlock | undefined {
-  return reply.blocks.find((block): block is ToolCallBlock => block.type === 'tool_call')
+function toolCallsOf(reply: Reply): ToolCallBlock[] {
+  return reply.blocks.filter((block): block is ToolCallBlock => block.type === 'tool_call')
+}
+
+function wholeCall(call: ToolCallBlock, index?: number): Record<string, unknown> {
+  const rendered = { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }
+  return index === undefined ? rendered : { index, ...rendered }
 }
 
 function textPieces(reply: Reply): string[] {
@@ -156,15 +162,10 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
 }
 
 function chatChoice(index: number, reply: Reply, dialect: ChatDialect): unknown {
-  const call = toolCallOf(reply)
-  const message = call
-    ? {
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
-        refusal: null,
-        annotations: [],
-      }
+  const calls = toolCallsOf(reply)
+  const message =
+    calls.length > 0
+    ? { role: 'assistant', content: null, tool_calls: calls.map((call) => wholeCall(call)), refusal: null, annotations: [] }
     : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
   return { index, message, logprobs: null, finish_reason: finishReasons[reply.finish], ...dialect.choiceFields }
 }
@@ -210,13 +211,18 @@ function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Gen
   }
 
   for (const prelude of dialect.preludeChunks?.(created) ?? []) yield frame(prelude)
-  const call = toolCallOf(reply)
-  if (call && dialect.toolArgumentsInPieces) {
-    yield* eachChoice({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }], refusal: null }, null, false)
-    for (const piece of splitArguments(call.arguments)) yield* eachChoice({ tool_calls: [{ index: 0, function: { arguments: piece } }] })
-  } else if (call) {
+  const calls = toolCallsOf(reply)
+  if (calls.length > 0 && dialect.toolArgumentsInPieces) {
+    // Each call opens with its index, id and name (the first on the role chunk), then its arguments in pieces.
+    for (const [index, call] of calls.entries()) {
+      const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }
+      if (index === 0) yield* eachChoice({ role: 'assistant', content: null, tool_calls: [opening], refusal: null }, null, false)
+      else yield* eachChoice({ tool_calls: [opening] })
+      for (const piece of splitArguments(call.arguments)) yield* eachChoice({ tool_calls: [{ index, function: { arguments: piece } }] })
+    }
+  } else if (calls.length > 0) {
     yield* eachChoice({ role: 'assistant', content: '' }, null, false)
-    yield* eachChoice({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] })
+    yield* eachChoice({ tool_calls: calls.map((call, index) => wholeCall(call, index)) })
   } else {
     yield* eachChoice({ role: 'assistant', content: '', refusal: null }, null, false)
     for (const piece of textPieces(reply)) yield* eachChoice({ content: piece })

@@ -112,6 +112,21 @@ describe('OpenAI simulator, official SDK', () => {
     expect(streamed?.type === 'function' && JSON.parse(streamed.function.arguments)).toEqual({ location: 'Paris', unit: 'celsius' })
   })
 
+  it('calls a tool once per place in parallel, streamed with one index per call, unless parallel_tool_calls is false', async () => {
+    const ask = { model: 'gpt-4o', tools: [weatherTool], messages: [{ role: 'user' as const, content: 'Weather in Paris, Rome and New York?' }] }
+    const completion = await client.chat.completions.create(ask)
+    const locations = (completion.choices[0]?.message.tool_calls ?? []).map((call) => call.type === 'function' && JSON.parse(call.function.arguments).location)
+    expect(locations).toEqual(['Paris', 'Rome', 'New York'])
+    const ids = (completion.choices[0]?.message.tool_calls ?? []).map((call) => call.id)
+    expect(new Set(ids).size).toBe(3)
+
+    const streamed = await client.chat.completions.stream(ask).finalChatCompletion()
+    expect(streamed.choices[0]?.message.tool_calls?.map((call) => call.type === 'function' && JSON.parse(call.function.arguments).location)).toEqual(['Paris', 'Rome', 'New York'])
+
+    const single = await client.chat.completions.create({ ...ask, parallel_tool_calls: false })
+    expect(single.choices[0]?.message.tool_calls).toHaveLength(1)
+  })
+
   it('answers in text after a tool result and when tool_choice is none', async () => {
     const completion = await client.chat.completions.create({
       model: 'gpt-4o',

@@ -8,7 +8,7 @@
  * is the deterministic echo from `content.ts`, cut by `maxTokens` or a stop sequence.
  */
 import type { SimulatorOptions } from './base.ts'
-import { applyStop, estimateTokens, generateAnswer, toolArguments, wantsTool } from './content.ts'
+import { applyStop, estimateTokens, generateAnswer, placesIn, toolArguments, wantsTool } from './content.ts'
 
 export interface ToolSpec {
   name: string
@@ -34,6 +34,11 @@ export interface ReplyRequest {
   thinking: boolean
   /** Say one sentence before an unforced tool call, as Claude does. */
   preambleBeforeTool: boolean
+  /**
+   * The provider may call several tools at once (OpenAI `parallel_tool_calls`, Anthropic without
+   * `disable_parallel_tool_use`): a prompt naming several places gets one call per place.
+   */
+  parallelToolCalls: boolean
 }
 
 export type ReplyBlock =
@@ -53,6 +58,8 @@ export interface Reply {
   /** The thinking part of `outputTokens`. */
   thinkingTokens: number
 }
+
+const maxParallelCalls = 4
 
 export interface ReplyIds {
   toolCallId: string
@@ -85,10 +92,14 @@ export function planReply(request: ReplyRequest, options: SimulatorOptions, ids:
       blocks.push({ type: 'text', pieces: [`I'll call ${tool.name}.`] })
       outputTokens += 1
     }
-    const input = toolArguments(tool.schema, request.prompt)
-    const json = JSON.stringify(input)
-    blocks.push({ type: 'tool_call', id: ids.toolCallId, name: tool.name, input, arguments: json })
-    outputTokens += estimateTokens(tool.name + json)
+    const places = placesIn(request.prompt)
+    const calls = request.parallelToolCalls && places.length > 1 ? places.slice(0, maxParallelCalls) : [places[0]]
+    calls.forEach((place, index) => {
+      const input = toolArguments(tool.schema, request.prompt, place)
+      const json = JSON.stringify(input)
+      blocks.push({ type: 'tool_call', id: index === 0 ? ids.toolCallId : `${ids.toolCallId}_${index}`, name: tool.name, input, arguments: json })
+      outputTokens += estimateTokens(tool.name + json)
+    })
     return { blocks, finish: 'tool_calls', stopSequence: null, promptTokens, outputTokens, thinkingTokens }
   }
   const { answer, stopSequence } = applyStop(generateAnswer(request.prompt, options, request.maxTokens), request.stop)
