@@ -153,6 +153,23 @@ describe('fallback', () => {
     expect(text.length).toBeGreaterThan(0)
   })
 
+  it('never retries or falls back once the stream has started: a mid-stream failure ends with an error event', async () => {
+    primary.script({ resetAfterChunks: 2 })
+    const response = await fetch(`${gateway.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.workspaceKey}`, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(fallback({}, { retry: { attempts: 2 } })) },
+      body: JSON.stringify({ ...chatBody, stream: true }),
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-gateway-target-path')).toBe('config.targets[0]')
+    const text = await response.text()
+    const events = text.split('\n\n').filter((frame) => frame.startsWith('data: '))
+    expect(events.at(-1)).toContain('"error"')
+    expect(text).not.toContain('[DONE]')
+    expect(primary.requests).toHaveLength(1)
+    expect(secondary.requests).toHaveLength(0)
+  })
+
   it('reports nested target paths', async () => {
     primary.script({ status: 503 })
     const answer = await chat({

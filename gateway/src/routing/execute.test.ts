@@ -242,6 +242,19 @@ describe('circuit breaker in strategies', () => {
     expect((await h.run(config)).path).toBe('config.targets[0]')
   })
 
+  it('stops retrying a target once its circuit opens, and falls back', async () => {
+    const h = harness()
+    const retrying = plan({
+      strategy: { mode: 'fallback' },
+      circuit_breaker: { failure_threshold: 2, cooldown_ms: 10_000 },
+      targets: [{ provider: '@primary', retry: { attempts: 5 } }, { provider: '@secondary' }],
+    })
+    h.upstreams.script('primary', { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 })
+    const result = await h.run(retrying)
+    expect(h.upstreams.names()).toEqual(['primary', 'primary', 'secondary'])
+    expect(result.path).toBe('config.targets[1]')
+  })
+
   it('client errors do not count against a target', async () => {
     const h = harness()
     h.upstreams.script('primary', { status: 400 }, { status: 400 }, { status: 400 })

@@ -112,7 +112,10 @@ export class PlanExecutor<Target extends ExecutableTarget, Result> {
         throw error
       }
     }
-    return runWithRetries(once, leaf.settings.retry, this.#deps, failureOf, (retryNumber) => {
+    // Once a target's circuit opens (this request's failures may be what opened it), retrying it
+    // only adds load: stop, and let a fallback take over.
+    const retryable = (error: unknown): FailureInfo | null => (breaker.state(breakers.now()) === 'open' ? null : failureOf(error))
+    return runWithRetries(once, leaf.settings.retry, this.#deps, retryable, (retryNumber) => {
       this.trace.retries = retryNumber
     })
   }
