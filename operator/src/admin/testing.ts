@@ -7,6 +7,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { ensureBootstrapAdminKey } from '../identity/bootstrap.ts'
 import { storeOnDatabase, type Store, type WorkspaceRecord } from '../store/index.ts'
 import { openPgliteDatabase } from '../store/pglite-driver.ts'
+import { openPostgresDatabase } from '../store/postgres-driver.ts'
+import { createTestDatabase } from '../store/testing.ts'
 import type { SqlDatabase } from '../store/sql.ts'
 import { TEST_ENCRYPTION_KEY } from '../store/testing.ts'
 import { buildAdminApp, type AdminAppDeps } from './app.ts'
@@ -46,8 +48,18 @@ export interface Harness {
   close(): Promise<void>
 }
 
+/**
+ * The admin API suites run on in-memory PGlite for speed; GATEHOUSE_TEST_BACKEND=postgres runs them
+ * on a fresh PostgreSQL database instead (the store contract suite covers both on every run).
+ */
+async function openHarnessDatabase(): Promise<{ db: SqlDatabase; drop: () => Promise<void> }> {
+  if (process.env.GATEHOUSE_TEST_BACKEND !== 'postgres') return { db: await openPgliteDatabase(null), drop: async () => {} }
+  const { url, drop } = await createTestDatabase()
+  return { db: await openPostgresDatabase({ url, maxConnections: 4 }), drop }
+}
+
 export async function createHarness(extra: Partial<AdminAppDeps> = {}): Promise<Harness> {
-  const db = await openPgliteDatabase(null)
+  const { db, drop } = await openHarnessDatabase()
   const store = await storeOnDatabase(db, { encryptionKey: TEST_ENCRYPTION_KEY })
   const clock = new ManualClock()
   const bootstrap = await ensureBootstrapAdminKey(store, TEST_PEPPER)
@@ -90,6 +102,7 @@ export async function createHarness(extra: Partial<AdminAppDeps> = {}): Promise<
       await app.close()
       // A test may already have closed the store to simulate an outage.
       await store.close().catch(() => {})
+      await drop()
     },
   }
   return harness

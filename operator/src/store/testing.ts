@@ -48,27 +48,37 @@ const pgliteBackend: TestBackend = {
   },
 }
 
+/** A fresh, empty PostgreSQL database for one test run; `drop` removes it. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const database = `gatehouse_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: ADMIN_URL })
+  await admin.connect()
+  // The name is generated above from hex digits only; CREATE DATABASE cannot take a parameter.
+  await admin.query(`CREATE DATABASE ${database}`)
+  await admin.end()
+  return {
+    url: withDatabase(ADMIN_URL, database),
+    async drop() {
+      const dropper = new pg.Client({ connectionString: ADMIN_URL })
+      await dropper.connect()
+      await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      await dropper.end()
+    },
+  }
+}
+
 const postgresBackend: TestBackend = {
   name: 'postgres',
   skip: null,
   async open() {
-    const database = `gatehouse_test_${randomBytes(6).toString('hex')}`
-    const admin = new pg.Client({ connectionString: ADMIN_URL })
-    await admin.connect()
-    // The name is generated above from hex digits only; CREATE DATABASE cannot take a parameter.
-    await admin.query(`CREATE DATABASE ${database}`)
-    await admin.end()
-    const url = withDatabase(ADMIN_URL, database)
+    const { url, drop } = await createTestDatabase()
     const store = await openStore({ kind: 'postgres', url, encryptionKey: TEST_ENCRYPTION_KEY, maxConnections: 4 })
     return {
       store,
       url,
       async dispose() {
         await store.close()
-        const dropper = new pg.Client({ connectionString: ADMIN_URL })
-        await dropper.connect()
-        await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-        await dropper.end()
+        await drop()
       },
     }
   },
