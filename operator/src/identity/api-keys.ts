@@ -150,11 +150,14 @@ function userKeyExpiry(requested: string | null | undefined, settings: ReturnTyp
   return new Date(requested).toISOString()
 }
 
-async function activeWorkspace(tx: Repositories, organizationId: string, idOrSlug: string, lock: boolean): Promise<WorkspaceRecord> {
-  const found = await tx.workspaces.get(organizationId, idOrSlug)
+async function activeWorkspace(tx: Repositories, principal: Principal, idOrSlug: string, lock: boolean): Promise<WorkspaceRecord> {
+  const found = await tx.workspaces.get(principal.organizationId, idOrSlug)
+  const visible = principal.visibleWorkspaceIds()
+  // A workspace-confined caller learns nothing about workspaces outside its reach, not even existence.
+  if (visible !== null && (!found || !visible.includes(found.id))) throw forbidden('this credential may not create keys in that workspace')
   if (!found) throw invalid('workspace_id', 'workspace not found')
   if (found.status !== 'active') throw conflict('the workspace is archived', 'workspace_id')
-  return lock ? (await tx.workspaces.lock(organizationId, found.id))! : found
+  return lock ? (await tx.workspaces.lock(principal.organizationId, found.id))! : found
 }
 
 export interface CreatedKey {
@@ -179,7 +182,7 @@ export async function createApiKey(
     if (type === 'workspace') {
       const wanted = body.workspace_id ?? principal.workspaceId
       if (!wanted) throw invalid('workspace_id', 'workspace_id is required for a workspace key')
-      workspace = await activeWorkspace(tx, organizationId, wanted, subtype === 'user')
+      workspace = await activeWorkspace(tx, principal, wanted, subtype === 'user')
     } else if (body.workspace_id !== undefined) {
       throw invalid('workspace_id', 'an organisation key does not belong to a workspace')
     }

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import type { SqlDatabase } from './sql.ts'
 
-export type ChangeResource = 'api_key' | 'workspace' | 'provider' | 'config' | 'organization' | 'member' | 'user'
+export type ChangeResource = 'api_key' | 'workspace' | 'provider' | 'integration' | 'config' | 'organization' | 'member' | 'user'
 export type ChangeAction = 'created' | 'updated' | 'deleted' | 'rotated' | 'revoked' | 'expired'
 
 export interface StoreChange {

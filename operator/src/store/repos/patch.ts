@@ -6,12 +6,12 @@ export type ColumnKind = 'value' | 'jsonb' | 'timestamptz'
 
 export function setClause<P extends object>(
   patch: P,
-  columns: { [K in keyof P]?: [column: string, kind: ColumnKind] },
+  columns: { [K in keyof P]?: readonly [column: string, kind: ColumnKind] },
   firstParam: number,
 ): { sql: string; params: unknown[] } {
   const parts: string[] = []
   const params: unknown[] = []
-  for (const [field, spec] of Object.entries(columns) as Array<[keyof P, [string, ColumnKind]]>) {
+  for (const [field, spec] of Object.entries(columns) as Array<[keyof P, readonly [string, ColumnKind]]>) {
     if (!(field in patch) || patch[field] === undefined) continue
     const value = patch[field]
     const [column, kind] = spec
