@@ -66,6 +66,12 @@ function toolMode(choice: unknown): ToolMode {
   return 'auto'
 }
 
+/** Cohere's `response_format`: `{type: "json_object", json_schema?}`. */
+function cohereJsonMode(format: unknown): { schema?: unknown } | undefined {
+  const { type, json_schema: schema } = (format ?? {}) as { type?: unknown; json_schema?: unknown }
+  return type === 'json_object' ? { schema } : undefined
+}
+
 function planChat(body: Record<string, unknown>, options: SimulatorOptions, sequence: number): Reply {
   const messages = body.messages as MessageIn[]
   let prompt = ''
@@ -85,6 +91,7 @@ function planChat(body: Record<string, unknown>, options: SimulatorOptions, sequ
       thinking: (body.thinking as { type?: unknown } | undefined)?.type === 'enabled',
       preambleBeforeTool: false,
       parallelToolCalls: true,
+      json: cohereJsonMode(body.response_format),
     },
     options,
     { toolCallId: sequenceId('tool_sim', sequence), signature: '' },

@@ -26,9 +26,10 @@ export interface Answer {
  * The answer to `prompt`, cut to `maxTokens` pieces when given. A fixed `options.content` is split
  * into `options.chunks` roughly equal pieces instead.
  */
-export function generateAnswer(prompt: string, options: SimulatorOptions, maxTokens?: number | null): Answer {
+export function generateAnswer(prompt: string, options: SimulatorOptions, maxTokens?: number | null, fixedText?: string): Answer {
   const count = Math.max(1, options.chunks)
-  const pieces = options.content !== undefined ? splitEvenly(options.content, count) : echoPieces(prompt, count)
+  const fixed = fixedText ?? options.content
+  const pieces = fixed !== undefined ? splitEvenly(fixed, count) : echoPieces(prompt, count)
   const limit = maxTokens !== undefined && maxTokens !== null && maxTokens > 0 ? maxTokens : Infinity
   const kept = pieces.length > limit ? pieces.slice(0, limit) : pieces
   return { pieces: kept, text: kept.join(''), truncated: kept.length < pieces.length }
@@ -121,14 +122,25 @@ export function toolArguments(schema: unknown, prompt: string, place?: string): 
   const city = place ?? placesIn(prompt)[0] ?? 'Paris'
   const args: Record<string, unknown> = {}
   for (const [name, property] of Object.entries(properties)) {
+    // Gemini's OpenAPI-style schemas spell types in upper case.
+    const type = typeof property.type === 'string' ? property.type.toLowerCase() : property.type
     if (Array.isArray(property.enum) && property.enum.length > 0) args[name] = property.enum[0]
-    else if (property.type === 'number' || property.type === 'integer') args[name] = 1
-    else if (property.type === 'boolean') args[name] = true
-    else if (property.type === 'array') args[name] = []
-    else if (property.type === 'object') args[name] = {}
+    else if (type === 'number' || type === 'integer') args[name] = 1
+    else if (type === 'boolean') args[name] = true
+    else if (type === 'array') args[name] = []
+    else if (type === 'object') args[name] = {}
     else args[name] = /location|city|place|where/i.test(name) ? city : 'value'
   }
   return args
+}
+
+/**
+ * The answer in JSON mode: the schema filled like tool arguments, or without a schema an object
+ * echoing the prompt.
+ */
+export function jsonAnswer(prompt: string, schema: unknown): string {
+  if (schema !== undefined && schema !== null) return JSON.stringify(toolArguments(schema, prompt))
+  return JSON.stringify({ echo: prompt.replace(/\s+/g, ' ').trim().slice(0, echoLength) })
 }
 
 /** Split a JSON text into pieces the way providers stream tool arguments. */

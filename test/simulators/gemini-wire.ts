@@ -79,6 +79,9 @@ interface GenerationConfig {
   stopSequences?: unknown
   candidateCount?: number
   thinkingConfig?: { includeThoughts?: boolean }
+  responseMimeType?: string
+  responseSchema?: unknown
+  responseJsonSchema?: unknown
 }
 
 export interface GeminiPlan {
@@ -120,6 +123,7 @@ export function planGenerate(body: Record<string, unknown> | null, model: string
       thinking: includeThoughts,
       preambleBeforeTool: false,
       parallelToolCalls: true,
+      json: config.responseMimeType === 'application/json' ? { schema: config.responseJsonSchema ?? config.responseSchema } : undefined,
     },
     options,
     { toolCallId: sequenceId('fc_sim', sequence), signature: '' },

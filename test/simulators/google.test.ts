@@ -88,6 +88,14 @@ describe('Gemini API simulator', () => {
     expect(blocked.candidates[0]?.content).toBeUndefined()
   })
 
+  it('answers JSON when responseMimeType asks for it', async () => {
+    const schema = { type: 'OBJECT', properties: { city: { type: 'STRING' } } }
+    const body = (await (
+      await post('/v1beta/models/m:generateContent', ask('facts for Kyoto', { generationConfig: { responseMimeType: 'application/json', responseSchema: schema } }))
+    ).json()) as GenerateResponse
+    expect(JSON.parse(body.candidates[0]?.content?.parts[0]?.text ?? '')).toEqual({ city: 'Kyoto' })
+  })
+
   it('embeds one and many', async () => {
     const one = (await (await post('/v1beta/models/text-embedding-004:embedContent', { content: { parts: [{ text: 'a' }] } })).json()) as { embedding: { values: number[] } }
     expect(one.embedding.values).toHaveLength(768)

@@ -75,10 +75,19 @@ function planChat(body: Record<string, unknown>, messages: ChatMessageIn[], opti
       thinking: false,
       preambleBeforeTool: false,
       parallelToolCalls: body.parallel_tool_calls !== false,
+      json: jsonMode(body.response_format),
     },
     options,
     { toolCallId, signature: '' },
   )
+}
+
+/** `response_format` `json_object` or `json_schema` (whose schema is filled in). */
+export function jsonMode(format: unknown): { schema?: unknown } | undefined {
+  const { type, json_schema: jsonSchema } = (format ?? {}) as { type?: unknown; json_schema?: { schema?: unknown } }
+  if (type === 'json_object') return {}
+  if (type === 'json_schema') return { schema: jsonSchema?.schema }
+  return undefined
 }
 
 const finishReasons: Record<ReplyFinish, string> = { stop: 'stop', stop_sequence: 'stop', length: 'length', tool_calls: 'tool_calls' }
@@ -165,8 +174,8 @@ function chatChoice(index: number, reply: Reply, dialect: ChatDialect): unknown 
   const calls = toolCallsOf(reply)
   const message =
     calls.length > 0
-    ? { role: 'assistant', content: null, tool_calls: calls.map((call) => wholeCall(call)), refusal: null, annotations: [] }
-    : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
+      ? { role: 'assistant', content: null, tool_calls: calls.map((call) => wholeCall(call)), refusal: null, annotations: [] }
+      : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
   return { index, message, logprobs: null, finish_reason: finishReasons[reply.finish], ...dialect.choiceFields }
 }
 

@@ -138,6 +138,18 @@ describe('OpenAI simulator, official SDK', () => {
     expect(completion.choices[0]?.message.content).toContain('Echo: weather in Rome?')
   })
 
+  it('answers JSON in JSON mode, filling a json_schema', async () => {
+    const object = await client.chat.completions.create({ model: 'gpt-4o', response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'as json' }] })
+    expect(JSON.parse(object.choices[0]!.message.content!)).toEqual({ echo: 'as json' })
+    const schema = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'integer' } }, required: ['city', 'population'] }
+    const filled = await client.chat.completions.create({
+      model: 'gpt-4o',
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema, strict: true } },
+      messages: [{ role: 'user', content: 'tell me about life in Lyon' }],
+    })
+    expect(JSON.parse(filled.choices[0]!.message.content!)).toEqual({ city: 'Lyon', population: 1 })
+  })
+
   it('embeds as floats (SDK default base64 decoded) with dimensions', async () => {
     const viaSdk = await client.embeddings.create({ model: 'text-embedding-3-small', input: ['a', 'b'], dimensions: 8 })
     expect(sim.requests[0]?.body).toMatchObject({ encoding_format: 'base64' })

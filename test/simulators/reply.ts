@@ -8,7 +8,7 @@
  * is the deterministic echo from `content.ts`, cut by `maxTokens` or a stop sequence.
  */
 import type { SimulatorOptions } from './base.ts'
-import { applyStop, estimateTokens, generateAnswer, placesIn, toolArguments, wantsTool } from './content.ts'
+import { applyStop, estimateTokens, generateAnswer, jsonAnswer, placesIn, toolArguments, wantsTool } from './content.ts'
 
 export interface ToolSpec {
   name: string
@@ -39,6 +39,8 @@ export interface ReplyRequest {
    * `disable_parallel_tool_use`): a prompt naming several places gets one call per place.
    */
   parallelToolCalls: boolean
+  /** JSON mode (OpenAI `response_format`, Gemini `responseMimeType`): answer JSON, filling `schema` when given. */
+  json?: { schema?: unknown }
 }
 
 export type ReplyBlock =
@@ -102,7 +104,8 @@ export function planReply(request: ReplyRequest, options: SimulatorOptions, ids:
     })
     return { blocks, finish: 'tool_calls', stopSequence: null, promptTokens, outputTokens, thinkingTokens }
   }
-  const { answer, stopSequence } = applyStop(generateAnswer(request.prompt, options, request.maxTokens), request.stop)
+  const fixedText = request.json ? jsonAnswer(request.prompt, request.json.schema) : undefined
+  const { answer, stopSequence } = applyStop(generateAnswer(request.prompt, options, request.maxTokens, fixedText), request.stop)
   blocks.push({ type: 'text', pieces: answer.pieces })
   outputTokens += answer.pieces.length
   const finish: ReplyFinish = stopSequence !== null ? 'stop_sequence' : answer.truncated ? 'length' : 'stop'
