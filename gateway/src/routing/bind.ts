@@ -76,7 +76,7 @@ function bindLeaf(leaf: PlanLeaf<ProviderRef>, request: BindRequest): BoundTarge
   const provider = settings.customHost ? withCustomHost(found, settings.customHost, leaf.path) : found
   return {
     // A custom host is a different upstream: its failures must not open the provider's own circuit.
-    breakerKey: settings.customHost ? `${found.record.id} ${settings.customHost.origin}` : found.record.id,
+    healthKey: settings.customHost ? `${found.record.id} ${settings.customHost.origin}` : found.record.id,
     route: { provider, upstreamModel: model },
     forwardedHeaders: forwardedHeaders(found, settings.forwardHeaders, request.headers, leaf.path),
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { BREAKER_WINDOW, CircuitBreaker, CircuitBreakerRegistry, defaultBreakerSettings, type BreakerSettings } from './circuit-breaker.ts'
+import { BREAKER_WINDOW, CircuitBreaker, defaultBreakerSettings, type BreakerSettings } from './circuit-breaker.ts'
 
 const settings: BreakerSettings = { ...defaultBreakerSettings, failureThreshold: 3, cooldownMs: 1000 }
 
@@ -83,17 +83,5 @@ describe('circuit breaker', () => {
     fail(breaker, 3)
     breaker.record(false, settings, 10, false)
     expect(breaker.state(10)).toBe('open')
-  })
-})
-
-describe('circuit breaker registry', () => {
-  it('keeps one breaker per key and bounds how many it keeps', () => {
-    const registry = new CircuitBreakerRegistry(() => 0, 2)
-    const first = registry.get('a')
-    expect(registry.get('a')).toBe(first)
-    registry.get('b')
-    registry.get('c')
-    expect(registry.size).toBe(2)
-    expect(registry.get('a')).not.toBe(first)
   })
 })

@@ -104,33 +104,3 @@ export class CircuitBreaker {
     this.#consecutiveFailures = 0
   }
 }
-
-/**
- * One breaker per key (a provider id, plus the custom host when one is set), created on first use.
- * Custom hosts come from tenants' configs, so the map is bounded: past `maxEntries` the least
- * recently created breaker is dropped (a dropped breaker starts closed again, the safe side).
- */
-export class CircuitBreakerRegistry {
-  readonly #breakers = new Map<string, CircuitBreaker>()
-  readonly #maxEntries: number
-  readonly now: () => number
-
-  constructor(now: () => number = () => performance.now(), maxEntries = 10_000) {
-    this.now = now
-    this.#maxEntries = maxEntries
-  }
-
-  get size(): number {
-    return this.#breakers.size
-  }
-
-  get(key: string): CircuitBreaker {
-    let breaker = this.#breakers.get(key)
-    if (!breaker) {
-      breaker = new CircuitBreaker()
-      this.#breakers.set(key, breaker)
-      if (this.#breakers.size > this.#maxEntries) this.#breakers.delete(this.#breakers.keys().next().value!)
-    }
-    return breaker
-  }
-}

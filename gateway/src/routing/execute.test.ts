@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest'
 import { GatewayError } from '../errors.ts'
 import { errorFromProvider } from '../pipeline/provider-errors.ts'
 import { errorInfo } from '../providers/shared/errors.ts'
-import { CircuitBreakerRegistry } from './circuit-breaker.ts'
 import type { ConditionInput } from './conditions.ts'
 import { validateConfig, type ConfigNode } from './config-schema.ts'
 import { PlanExecutor, pickWeighted } from './execute.ts'
 import { mapTargets, planConfig, type PlanLeaf, type PlanNode } from './plan.ts'
+import { TargetHealthRegistry } from './target-health.ts'
 import { ManualClock, seededRandom } from './testing.ts'
 
 interface FakeTarget {
-  readonly breakerKey: string
+  readonly healthKey: string
   readonly name: string
 }
 
@@ -52,27 +52,27 @@ class FakeUpstreams {
 function plan(config: ConfigNode): PlanNode<FakeTarget> {
   const validation = validateConfig(config)
   if (!validation.ok) throw new Error(JSON.stringify(validation.issues))
-  return mapTargets(planConfig(validation.config), (leaf) => ({ breakerKey: leaf.target.name, name: leaf.target.name }))
+  return mapTargets(planConfig(validation.config), (leaf) => ({ healthKey: leaf.target.name, name: leaf.target.name }))
 }
 
 interface Harness {
   clock: ManualClock
   upstreams: FakeUpstreams
-  breakers: CircuitBreakerRegistry
+  health: TargetHealthRegistry
   run(config: PlanNode<FakeTarget>, options?: { conditions?: ConditionInput; signal?: AbortSignal; random?: () => number }): Promise<{ answer: string; path: string | null; retries: number; attempts: number }>
 }
 
 function harness(): Harness {
   const clock = new ManualClock()
   const upstreams = new FakeUpstreams(clock)
-  const breakers = new CircuitBreakerRegistry(() => clock.now())
+  const health = new TargetHealthRegistry(() => clock.now())
   return {
     clock,
     upstreams,
-    breakers,
+    health,
     async run(root, options = {}) {
       const executor = new PlanExecutor<FakeTarget, string>(upstreams.attempt, {
-        breakers,
+        health,
         clock,
         random: options.random ?? seededRandom(1),
         signal: options.signal ?? new AbortController().signal,
@@ -215,7 +215,7 @@ describe('circuit breaker in strategies', () => {
     const h = harness()
     h.upstreams.script('primary', { status: 503 }, { status: 503 }, { status: 503 })
     for (let index = 0; index < 3; index++) await h.run(config)
-    expect(h.breakers.get('primary').state(h.clock.now())).toBe('open')
+    expect(h.health.get('primary').breaker.state(h.clock.now())).toBe('open')
 
     h.upstreams.calls.length = 0
     const skipped = await h.run(config)
@@ -226,7 +226,7 @@ describe('circuit breaker in strategies', () => {
     h.upstreams.calls.length = 0
     const probed = await h.run(config)
     expect(probed.path).toBe('config.targets[0]')
-    expect(h.breakers.get('primary').state(h.clock.now())).toBe('closed')
+    expect(h.health.get('primary').breaker.state(h.clock.now())).toBe('closed')
   })
 
   it('a failed probe keeps traffic on the fallback for a longer cool-down', async () => {
@@ -255,11 +255,31 @@ describe('circuit breaker in strategies', () => {
     expect(result.path).toBe('config.targets[1]')
   })
 
+  it('beyond the retry budget, a failing request falls back at once instead of retrying', async () => {
+    const h = harness()
+    h.clock.hold = true
+    const config = plan({
+      strategy: { mode: 'fallback' },
+      circuit_breaker: { failure_threshold: 1000, failure_rate_threshold: 1, minimum_requests: 20 },
+      targets: [{ provider: '@primary', retry: { attempts: 1 } }, { provider: '@secondary' }],
+    })
+    h.upstreams.script('primary', ...Array.from({ length: 10 }, () => ({ status: 503 })))
+    // Ten concurrent requests fail at the primary: the budget lets max(3, 20% of 10) of them retry.
+    const runs = Array.from({ length: 10 }, () => h.run(config))
+    for (let turn = 0; turn < 200 && h.upstreams.names().filter((name) => name === 'secondary').length < 7; turn++) await Promise.resolve()
+    expect(h.clock.pendingSleeps).toBe(3)
+    expect(h.upstreams.names().filter((name) => name === 'secondary')).toHaveLength(7)
+    h.clock.releaseAll()
+    await Promise.all(runs)
+    expect(h.upstreams.names().filter((name) => name === 'primary')).toHaveLength(13)
+    expect(h.health.get('primary').retryBudget).toMatchObject({ active: 0, retrying: 0 })
+  })
+
   it('client errors do not count against a target', async () => {
     const h = harness()
     h.upstreams.script('primary', { status: 400 }, { status: 400 }, { status: 400 })
     for (let index = 0; index < 3; index++) await h.run(config)
-    expect(h.breakers.get('primary').state(h.clock.now())).toBe('closed')
+    expect(h.health.get('primary').breaker.state(h.clock.now())).toBe('closed')
   })
 
   it('loadbalance skips an open target, and uses all when all are open', async () => {
@@ -304,10 +324,10 @@ describe('client abort', () => {
         controller.abort()
         throw new GatewayError('request_timeout', 'The request was cancelled before the provider answered')
       },
-      { breakers: h.breakers, clock: h.clock, random: Math.random, signal: controller.signal, conditions: { metadata: {}, params: {} } },
+      { health: h.health, clock: h.clock, random: Math.random, signal: controller.signal, conditions: { metadata: {}, params: {} } },
     )
     await expect(executor.run(config)).rejects.toMatchObject({ code: 'request_cancelled' })
     expect(h.upstreams.names()).toEqual(['primary'])
-    expect(h.breakers.get('primary').state(0)).toBe('closed')
+    expect(h.health.get('primary').breaker.state(0)).toBe('closed')
   })
 })

@@ -8,14 +8,14 @@
  */
 import { GatewayError } from '../errors.ts'
 import { ProviderHttpError } from '../pipeline/provider-errors.ts'
-import type { CircuitBreakerRegistry } from './circuit-breaker.ts'
 import type { ConditionInput } from './conditions.ts'
 import type { PlanGroup, PlanLeaf, PlanNode } from './plan.ts'
 import { cancelledError, runWithRetries, type Clock, type FailureInfo } from './retry.ts'
+import type { TargetHealthRegistry } from './target-health.ts'
 
-/** What the executor needs of a bound target: which breaker it feeds. */
+/** What the executor needs of a bound target: whose health (breaker, retry budget) it uses. */
 export interface ExecutableTarget {
-  readonly breakerKey: string
+  readonly healthKey: string
 }
 
 /** Filled in while the plan runs; read for the response headers whether it succeeded or not. */
@@ -29,7 +29,7 @@ export interface ExecutionTrace<Target> {
 }
 
 export interface ExecuteDeps {
-  breakers: CircuitBreakerRegistry
+  health: TargetHealthRegistry
   clock: Clock
   random: () => number
   /** The client's connection: aborting it stops every wait and attempt. */
@@ -88,36 +88,50 @@ export class PlanExecutor<Target extends ExecutableTarget, Result> {
 
   /** Whether a strategy should route to this node now (some leaf under it has a usable circuit). */
   available(node: PlanNode<Target>): boolean {
-    if (node.kind === 'leaf') return this.#deps.breakers.get(node.target.breakerKey).available(this.#deps.breakers.now())
+    if (node.kind === 'leaf') return this.#deps.health.get(node.target.healthKey).breaker.available(this.#deps.health.now())
     return node.children.some((child) => this.available(child))
   }
 
-  #runLeaf(leaf: PlanLeaf<Target>): Promise<Result> {
-    const { breakers, signal } = this.#deps
-    const breaker = breakers.get(leaf.target.breakerKey)
+  async #runLeaf(leaf: PlanLeaf<Target>): Promise<Result> {
+    const { health, signal } = this.#deps
+    const { breaker, retryBudget } = health.get(leaf.target.healthKey)
     const settings = leaf.settings.breaker
     this.trace.leaf = leaf
     this.trace.retries = 0
     const once = async (): Promise<Result> => {
-      const probe = breaker.begin(breakers.now())
+      const probe = breaker.begin(health.now())
       this.trace.attempts++
       try {
         const result = await this.#attempt(leaf, signal)
-        breaker.record(false, settings, breakers.now(), probe)
+        breaker.record(false, settings, health.now(), probe)
         return result
       } catch (error) {
         const failure = signal.aborted ? null : failureOf(error)
         if (failure === null) breaker.abandon(probe)
-        else breaker.record(settings.failureStatusCodes.has(failure.status), settings, breakers.now(), probe)
+        else breaker.record(settings.failureStatusCodes.has(failure.status), settings, health.now(), probe)
         throw error
       }
     }
-    // Once a target's circuit opens (this request's failures may be what opened it), retrying it
-    // only adds load: stop, and let a fallback take over.
-    const retryable = (error: unknown): FailureInfo | null => (breaker.state(breakers.now()) === 'open' ? null : failureOf(error))
-    return runWithRetries(once, leaf.settings.retry, this.#deps, retryable, (retryNumber) => {
-      this.trace.retries = retryNumber
-    })
+    let holdsRetry = false
+    // Retrying a target whose circuit is open (this request's failures may have opened it), or
+    // beyond its retry budget, only adds load where it hurts: stop, and let a fallback take over.
+    const retryable = (error: unknown): FailureInfo | null => {
+      const failure = failureOf(error)
+      if (failure === null || breaker.state(health.now()) === 'open') return null
+      if (!holdsRetry && leaf.settings.retry.onStatusCodes.has(failure.status)) {
+        holdsRetry = retryBudget.acquireRetry()
+        if (!holdsRetry) return null
+      }
+      return failure
+    }
+    retryBudget.enter()
+    try {
+      return await runWithRetries(once, leaf.settings.retry, this.#deps, retryable, (retryNumber) => {
+        this.trace.retries = retryNumber
+      })
+    } finally {
+      retryBudget.leave(holdsRetry)
+    }
   }
 
   #runGroup(group: PlanGroup<Target>): Promise<Result> {

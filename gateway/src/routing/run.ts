@@ -7,7 +7,7 @@
 import type { JsonOperation, TargetContext, Translated } from '../providers/adapter.ts'
 import type { RequestContext, RequestHeaders } from '../pipeline/context.ts'
 import { bindPlan, type BoundTarget } from './bind.ts'
-import type { CircuitBreakerRegistry } from './circuit-breaker.ts'
+import type { TargetHealthRegistry } from './target-health.ts'
 import { PlanExecutor } from './execute.ts'
 import type { PlanNode, ProviderRef } from './plan.ts'
 import { systemClock } from './retry.ts'
@@ -22,7 +22,7 @@ export class ConfiguredRoute<Body extends Params, Result> {
   readonly #executor: PlanExecutor<BoundTarget, Result>
   readonly #context: RequestContext
 
-  constructor(breakers: CircuitBreakerRegistry, context: RequestContext, body: Body, attempt: TargetAttempt<Body, Result>) {
+  constructor(health: TargetHealthRegistry, context: RequestContext, body: Body, attempt: TargetAttempt<Body, Result>) {
     this.#context = context
     this.#executor = new PlanExecutor<BoundTarget, Result>(
       (leaf, signal) => {
@@ -32,7 +32,7 @@ export class ConfiguredRoute<Body extends Params, Result> {
         return requestTimeoutMs === null ? send(signal) : withRequestTimeout(requestTimeoutMs, signal, send)
       },
       {
-        breakers,
+        health,
         clock: systemClock,
         random: Math.random,
         signal: context.signal,

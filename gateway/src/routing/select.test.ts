@@ -119,7 +119,7 @@ describe('bindPlan', () => {
 
   it('resolves providers by @slug or virtual_key (slug or id) and the model, without an @slug/ prefix', () => {
     const bound = bind({ strategy: { mode: 'fallback' }, targets: [{ provider: '@openai' }, { virtual_key: 'p-shared' }] }, '@elsewhere/gpt-4o-mini')
-    expect(leavesOf(bound).map((leaf) => [leaf.target.route.provider.record.id, leaf.target.route.upstreamModel, leaf.target.breakerKey])).toEqual([
+    expect(leavesOf(bound).map((leaf) => [leaf.target.route.provider.record.id, leaf.target.route.upstreamModel, leaf.target.healthKey])).toEqual([
       ['p-openai', 'gpt-4o-mini', 'p-openai'],
       ['p-shared', 'gpt-4o-mini', 'p-shared'],
     ])
@@ -141,7 +141,7 @@ describe('bindPlan', () => {
     const [leaf] = leavesOf(bind({ provider: '@shared', custom_host: 'https://models.example.org/v2' }))
     expect(leaf!.target.route.provider.endpoint.baseUrl.href).toBe('https://models.example.org/v2')
     expect(leaf!.target.route.provider.endpoint.credentials).toBe(rt.providers.get('id:p-shared')!.endpoint.credentials)
-    expect(leaf!.target.breakerKey).toBe('p-shared https://models.example.org')
+    expect(leaf!.target.healthKey).toBe('p-shared https://models.example.org')
   })
 
   it('forwards only the named headers that the request has', () => {

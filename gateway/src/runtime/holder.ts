@@ -4,7 +4,7 @@
  * runtime no longer uses are closed gracefully (in-flight requests finish first).
  */
 import type { Dispatcher } from 'undici'
-import { CircuitBreakerRegistry } from '../routing/circuit-breaker.ts'
+import { TargetHealthRegistry } from '../routing/target-health.ts'
 import { validateSnapshot, type SnapshotProblem } from '../snapshot/validate.ts'
 import { createPool, defaultTimeouts } from '../upstream/transport.ts'
 import { compileRuntime, type RuntimeConfig } from './compile.ts'
@@ -18,8 +18,8 @@ export class RuntimeHolder {
   readonly #pools = new Map<string, Dispatcher>()
   readonly #listeners = new Set<(runtime: RuntimeConfig) => void>()
   readonly #rejectionListeners = new Set<(problems: SnapshotProblem[]) => void>()
-  /** Circuit breakers live as long as the process, not a snapshot: a swap must not close open circuits. */
-  readonly breakers = new CircuitBreakerRegistry()
+  /** Circuit breakers and retry budgets live as long as the process, not a snapshot: a swap must not close open circuits. */
+  readonly targetHealth = new TargetHealthRegistry()
 
   get current(): RuntimeConfig | null {
     return this.#current

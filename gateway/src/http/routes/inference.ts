@@ -68,7 +68,7 @@ interface ConfiguredRequest {
 }
 
 async function serveWithConfig(deps: PipelineDeps, plan: PlanNode<ProviderRef>, { route, context, body, request, reply }: ConfiguredRequest): Promise<unknown> {
-  const configured = new ConfiguredRoute<Body & { model: string }, Outcome<unknown, unknown>>(deps.holder.breakers, context, body, (target, payload, signal) => {
+  const configured = new ConfiguredRoute<Body & { model: string }, Outcome<unknown, unknown>>(deps.holder.targetHealth, context, body, (target, payload, signal) => {
     const operation = withForwardedHeaders(operationOf(target.route.provider.adapter, route.operation, target.route), target.forwardedHeaders)
     // Overrides come from a config, not the client, but must meet the same limits before they go out.
     if (payload !== body) route.validate(payload)
