@@ -146,6 +146,7 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
     n,
     usage: dialect.usage(reply, reply.outputTokens * n, exchange.options),
     dialect,
+    topLogprobs: body.logprobs === true ? (typeof body.top_logprobs === 'number' ? body.top_logprobs : 0) : null,
   }
   if (body.stream === true) {
     const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true
@@ -153,7 +154,7 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
     return
   }
   const choices = []
-  for (let index = 0; index < n; index++) choices.push(chatChoice(index, reply, dialect))
+  for (let index = 0; index < n; index++) choices.push(chatChoice(index, response))
   exchange.json(
     200,
     {
@@ -170,13 +171,23 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
   )
 }
 
-function chatChoice(index: number, reply: Reply, dialect: ChatDialect): unknown {
+function chatChoice(index: number, { reply, dialect, topLogprobs }: ChatResponseInput): unknown {
   const calls = toolCallsOf(reply)
   const message =
     calls.length > 0
       ? { role: 'assistant', content: null, tool_calls: calls.map((call) => wholeCall(call)), refusal: null, annotations: [] }
       : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
-  return { index, message, logprobs: null, finish_reason: finishReasons[reply.finish], ...dialect.choiceFields }
+  const logprobs = topLogprobs === null || calls.length > 0 ? null : { content: textPieces(reply).map((piece, position) => tokenLogprob(piece, position, topLogprobs)), refusal: null }
+  return { index, message, logprobs, finish_reason: finishReasons[reply.finish], ...dialect.choiceFields }
+}
+
+/** A made-up but well-formed log probability for one answer piece, with `top` alternatives. */
+function tokenLogprob(token: string, position: number, top: number): unknown {
+  const logprob = -0.01 * ((position % 9) + 1)
+  const entry = (text: string, value: number): { token: string; logprob: number; bytes: number[] } => ({ token: text, logprob: value, bytes: [...Buffer.from(text)] })
+  const alternatives = []
+  for (let rank = 0; rank < top; rank++) alternatives.push(rank === 0 ? entry(token, logprob) : entry(`${token.trim()}${rank}`, logprob - rank))
+  return { ...entry(token, logprob), top_logprobs: alternatives }
 }
 
 interface ChatResponseInput {
@@ -187,6 +198,8 @@ interface ChatResponseInput {
   n: number
   usage: Record<string, unknown>
   dialect: ChatDialect
+  /** `top_logprobs` when `logprobs` is on, else null. */
+  topLogprobs: number | null
 }
 
 /**
@@ -194,7 +207,7 @@ interface ChatResponseInput {
  * finish chunk per choice, usage where the dialect puts it, then `[DONE]`.
  */
 function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Generator<StreamFrame> {
-  const { id, created, model, reply, n, usage, dialect } = input
+  const { id, created, model, reply, n, usage, dialect, topLogprobs } = input
   const usageChunk = dialect.streamUsage === 'include_usage' && includeUsage
   const frame = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
   // Every chunk shares its envelope: serialise it once and splice each chunk's choices in.
@@ -208,15 +221,15 @@ function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Gen
     for (const item of choices) body += (body === '' ? '' : ',') + JSON.stringify(item)
     return head + body + tail
   }
-  const choice = (index: number, delta: unknown, finishReason: string | null = null, withFilters = true): unknown => ({
+  const choice = (index: number, delta: unknown, finishReason: string | null = null, withFilters = true, logprobs: unknown = null): unknown => ({
     index,
     delta,
-    logprobs: null,
+    logprobs,
     finish_reason: finishReason,
     ...(withFilters ? dialect.choiceFields : undefined),
   })
-  const eachChoice = function* (delta: unknown, finishReason: string | null = null, withFilters = true): Generator<StreamFrame> {
-    for (let index = 0; index < n; index++) yield chunk([choice(index, delta, finishReason, withFilters)])
+  const eachChoice = function* (delta: unknown, finishReason: string | null = null, withFilters = true, logprobs: unknown = null): Generator<StreamFrame> {
+    for (let index = 0; index < n; index++) yield chunk([choice(index, delta, finishReason, withFilters, logprobs)])
   }
 
   for (const prelude of dialect.preludeChunks?.(created) ?? []) yield frame(prelude)
@@ -234,7 +247,10 @@ function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Gen
     yield* eachChoice({ tool_calls: calls.map((call, index) => wholeCall(call, index)) })
   } else {
     yield* eachChoice({ role: 'assistant', content: '', refusal: null }, null, false)
-    for (const piece of textPieces(reply)) yield* eachChoice({ content: piece })
+    for (const [position, piece] of textPieces(reply).entries()) {
+      const logprobs = topLogprobs === null ? null : { content: [tokenLogprob(piece, position, topLogprobs)], refusal: null }
+      yield* eachChoice({ content: piece }, null, true, logprobs)
+    }
   }
   const finishReason = finishReasons[reply.finish]
   if (dialect.streamUsage === 'finish_chunk') {

@@ -150,6 +150,18 @@ describe('OpenAI simulator, official SDK', () => {
     expect(JSON.parse(filled.choices[0]!.message.content!)).toEqual({ city: 'Lyon', population: 1 })
   })
 
+  it('returns log probabilities when asked, streamed and not', async () => {
+    const completion = await client.chat.completions.create({ model: 'gpt-4o', logprobs: true, top_logprobs: 2, messages: [{ role: 'user', content: 'x' }] })
+    const content = completion.choices[0]?.logprobs?.content ?? []
+    expect(content.map((entry) => entry.token).join('')).toBe(completion.choices[0]?.message.content)
+    expect(content[0]?.top_logprobs).toHaveLength(2)
+    expect(content[0]?.logprob).toBeLessThan(0)
+    const stream = await client.chat.completions.create({ model: 'gpt-4o', logprobs: true, stream: true, messages: [{ role: 'user', content: 'x' }] })
+    const tokens: string[] = []
+    for await (const chunk of stream) for (const entry of chunk.choices[0]?.logprobs?.content ?? []) tokens.push(entry.token)
+    expect(tokens).toHaveLength(4)
+  })
+
   it('embeds as floats (SDK default base64 decoded) with dimensions', async () => {
     const viaSdk = await client.embeddings.create({ model: 'text-embedding-3-small', input: ['a', 'b'], dimensions: 8 })
     expect(sim.requests[0]?.body).toMatchObject({ encoding_format: 'base64' })
