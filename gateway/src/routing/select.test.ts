@@ -62,6 +62,11 @@ describe('selectConfig', () => {
     expect(providerOf(selectConfig(rt, 'ws-a', { 'x-gateway-config': ' {"provider":"@openai"}' }, null))).toBe('openai')
   })
 
+  it('plans an inline config once per distinct text', () => {
+    const headers = { 'x-gateway-config': '{"provider":"@shared","retry":{"attempts":1}}' }
+    expect(selectConfig(rt, 'ws-a', headers, null)).toBe(selectConfig(rt, 'ws-b', headers, null))
+  })
+
   it('an invalid inline config is a 400 naming the path', () => {
     expect(() => selectConfig(rt, 'ws-a', { 'x-gateway-config': '{"provider":"@openai","retry":{"attempts":-1}}' }, null)).toThrow(
       expect.objectContaining({ code: 'invalid_config', param: 'config.retry.attempts' }),

@@ -46,6 +46,22 @@ function invalidConfig(issue: ConfigIssue): GatewayError {
   return new GatewayError('invalid_config', `Invalid config: ${path}: ${issue.message}`, { param: path })
 }
 
+/**
+ * Clients send the same inline config with every request, so plans are kept by their text. A plan
+ * depends on nothing but that text (providers are bound per request), so sharing it is safe.
+ */
+const INLINE_CACHE_ENTRIES = 256
+const inlineCache = new Map<string, PlanNode<ProviderRef>>()
+
+function planInline(raw: string): PlanNode<ProviderRef> {
+  const cached = inlineCache.get(raw)
+  if (cached) return cached
+  const plan = parseInline(raw)
+  inlineCache.set(raw, plan)
+  if (inlineCache.size > INLINE_CACHE_ENTRIES) inlineCache.delete(inlineCache.keys().next().value!)
+  return plan
+}
+
 function parseInline(raw: string): PlanNode<ProviderRef> {
   let value: unknown
   try {
@@ -66,7 +82,7 @@ export function selectConfig(lookup: ConfigLookup, workspaceId: string | null, h
   const raw = header(headers, CONFIG_HEADER)
   if (raw === undefined) return fallback === null ? null : fallback.plan
   const value = raw.trim()
-  if (value.startsWith('{')) return parseInline(value)
+  if (value.startsWith('{')) return planInline(value)
   const saved = value === '' ? undefined : findSavedConfig(lookup, workspaceId, value)
   if (!saved) throw new GatewayError('config_not_found', `No config '${value}' is available to this workspace`, { param: CONFIG_HEADER })
   return saved.plan
