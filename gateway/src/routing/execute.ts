@@ -81,8 +81,8 @@ export class PlanExecutor<Target extends ExecutableTarget, Result> {
     this.trace = trace
   }
 
-  run(node: PlanNode<Target>): Promise<Result> {
-    if (this.#deps.signal.aborted) return Promise.reject(cancelledError())
+  async run(node: PlanNode<Target>): Promise<Result> {
+    if (this.#deps.signal.aborted) throw cancelledError()
     return node.kind === 'leaf' ? this.#runLeaf(node) : this.#runGroup(node)
   }
 
@@ -154,9 +154,9 @@ export class PlanExecutor<Target extends ExecutableTarget, Result> {
   }
 
   #chooseByWeight(group: PlanGroup<Target>): PlanNode<Target> {
-    const open = group.children.filter((child) => child.weight > 0 && this.available(child))
-    // Every weighted target open: route as if none were, rather than refuse every request.
-    const chosen = pickWeighted(open.length > 0 ? open : group.children, this.#deps.random)
+    const usable = group.children.filter((child) => child.weight > 0 && this.available(child))
+    // Every weighted target's circuit open: route as if none were, rather than refuse every request.
+    const chosen = pickWeighted(usable.length > 0 ? usable : group.children, this.#deps.random)
     if (chosen === null) throw new GatewayError('no_route_matched', `${group.path} has no target with a weight above 0`, { param: 'x-gateway-config' })
     return chosen
   }
