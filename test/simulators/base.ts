@@ -71,6 +71,11 @@ export interface SimulatorOptions {
   models?: string[]
   /** Accepted credentials; when absent any non-empty credential is accepted. */
   apiKeys?: string[]
+  /**
+   * Bedrock: secret access keys by access key id. When set, SigV4 signatures are verified (and
+   * must be at most 5 minutes old), and only these access keys are known.
+   */
+  awsSecrets?: Record<string, string>
   /** Keep at most this many recorded requests (oldest dropped); 0 records nothing. */
   recordLimit: number
   /** Fixed port; 0 (the default) picks an ephemeral one. Always bound to 127.0.0.1. */

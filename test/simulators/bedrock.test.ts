@@ -3,6 +3,7 @@ import { SignatureV4 } from '@smithy/signature-v4'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { UpstreamEvent } from '../../gateway/src/providers/adapter.ts'
 import { decodeAwsEventStream } from '../../gateway/src/upstream/framing/aws-eventstream.ts'
+import { signAwsRequest } from '../../gateway/src/upstream/signers/aws-sigv4.ts'
 import type { Simulator } from './base.ts'
 import { startBedrockSimulator } from './bedrock.ts'
 
@@ -20,16 +21,26 @@ afterAll(async () => {
   await sim.close()
 })
 
-async function signedPost(path: string, body: unknown, options: { service?: string; accessKeyId?: string } = {}): Promise<Response> {
-  const url = new URL(sim.url + path)
+interface SigningOptions {
+  service?: string
+  accessKeyId?: string
+  secretAccessKey?: string
+  target?: Simulator
+  signingDate?: Date
+  /** Sent instead of the signed body. */
+  tamperedBody?: string
+}
+
+async function signedPost(path: string, body: unknown, options: SigningOptions = {}): Promise<Response> {
+  const url = new URL((options.target ?? sim).url + path)
   const signer = new SignatureV4({
     service: options.service ?? 'bedrock',
     region: 'us-east-1',
-    credentials: { accessKeyId: options.accessKeyId ?? 'AKIDSIMULATOR', secretAccessKey: 'simulator-secret' },
+    credentials: { accessKeyId: options.accessKeyId ?? 'AKIDSIMULATOR', secretAccessKey: options.secretAccessKey ?? 'simulator-secret' },
     sha256: Sha256,
   })
   const payload = JSON.stringify(body)
-  const signed = await signer.sign({
+  const request = {
     method: 'POST',
     protocol: url.protocol,
     hostname: url.hostname,
@@ -38,9 +49,10 @@ async function signedPost(path: string, body: unknown, options: { service?: stri
     query: {},
     headers: { host: url.host, 'content-type': 'application/json', accept: 'application/json' },
     body: payload,
-  })
+  }
+  const signed = await signer.sign(request, options.signingDate ? { signingDate: options.signingDate } : {})
   const headers = Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== 'host'))
-  return fetch(url, { method: 'POST', headers, body: payload })
+  return fetch(url, { method: 'POST', headers, body: options.tamperedBody ?? payload })
 }
 
 async function events(response: Response): Promise<UpstreamEvent[]> {
@@ -153,5 +165,43 @@ describe('Bedrock simulator', () => {
 
     const decoded = await events(await signedPost('/model/m/converse-stream', converseBody))
     expect(decoded.map((event) => event.event)).toEqual(['messageStart', 'contentBlockDelta', 'exception:throttlingException'])
+  })
+
+  describe('with secrets, signatures are verified', () => {
+    let verifying: Simulator
+    const modelPath = '/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse'
+
+    beforeAll(async () => {
+      verifying = await startBedrockSimulator({ chunks: 3, awsSecrets: { AKIDSIMULATOR: 'simulator-secret' } })
+    })
+
+    afterAll(async () => {
+      await verifying.close()
+    })
+
+    const errorType = (response: Response): string | null => response.headers.get('x-amzn-errortype')?.split(':')[0] ?? null
+
+    it('accepts a correct signature, from the AWS signer and from the gateway signer', async () => {
+      expect((await signedPost(modelPath, converseBody, { target: verifying })).status).toBe(200)
+      const url = `${verifying.url}${modelPath}`
+      const payload = JSON.stringify(converseBody)
+      const added = await signAwsRequest(
+        { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: payload },
+        { accessKeyId: 'AKIDSIMULATOR', secretAccessKey: 'simulator-secret', region: 'eu-west-1', service: 'bedrock' },
+      )
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...added }, body: payload })
+      expect(response.status).toBe(200)
+    })
+
+    it('refuses a changed body, a wrong secret, an unknown key and a stale date', async () => {
+      const tampered = await signedPost(modelPath, converseBody, { target: verifying, tamperedBody: JSON.stringify({ ...converseBody, extra: 1 }) })
+      expect(tampered.status).toBe(403)
+      expect(errorType(tampered)).toBe('InvalidSignatureException')
+      expect(errorType(await signedPost(modelPath, converseBody, { target: verifying, secretAccessKey: 'wrong' }))).toBe('InvalidSignatureException')
+      expect(errorType(await signedPost(modelPath, converseBody, { target: verifying, accessKeyId: 'AKIDOTHER' }))).toBe('UnrecognizedClientException')
+      const stale = await signedPost(modelPath, converseBody, { target: verifying, signingDate: new Date(Date.now() - 10 * 60_000) })
+      expect(errorType(stale)).toBe('InvalidSignatureException')
+      expect(((await stale.json()) as { message: string }).message).toMatch(/^Signature expired/)
+    })
   })
 })

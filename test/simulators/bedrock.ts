@@ -8,8 +8,9 @@
  *   JSON base64-encoded in `bytes`) and Titan text embeddings.
  *
  * Requests must be SigV4-signed for service `bedrock` (an `AWS4-HMAC-SHA256 Credential=...`
- * authorization and `x-amz-date`) or carry a Bedrock API key as a bearer token. The signature itself
- * is not verified; `apiKeys`, when set, lists the accepted access key ids / bearer keys. Errors are
+ * authorization and `x-amz-date`) or carry a Bedrock API key as a bearer token. With
+ * `options.awsSecrets` the signature is verified (`sigv4.ts`); without, only its shape is checked
+ * and `apiKeys`, when set, lists the accepted access key ids / bearer keys. Errors are
  * `{"message"}` with the exception name in `x-amzn-ErrorType`.
  */
 import { startSimulator } from './base.ts'
@@ -21,6 +22,7 @@ import { eventFrame, eventStreamContentType, exceptionFrame } from './eventstrea
 import { planReply, sequenceId } from './reply.ts'
 import type { Reply, ReplyFinish, ToolMode } from './reply.ts'
 import { dispatch, jsonObject } from './router.ts'
+import { amzDateMs, expectedSignature, parseAuthorization } from './sigv4.ts'
 import type { Route } from './router.ts'
 
 const exceptions: Record<number, { name: string; message: string }> = {
@@ -61,33 +63,49 @@ function requestIdHeader(exchange: Exchange): Record<string, string> {
   return { 'x-amzn-requestid': `00000000-0000-4000-8000-${String(exchange.sequence).padStart(12, '0')}` }
 }
 
-const sigV4 = /^AWS4-HMAC-SHA256 Credential=([^/\s]+)\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=[0-9a-f]{64}$/
+const maxClockSkewMs = 5 * 60_000
 
 function checkAuth(exchange: Exchange): boolean {
-  const { headers } = exchange.request
-  const authorization = headers.authorization
-  const bearer = bearerToken(authorization)
+  const { request, options } = exchange
+  const bearer = bearerToken(request.headers.authorization)
   if (bearer) {
-    if (isAccepted(bearer, exchange.options)) return true
+    if (isAccepted(bearer, options)) return true
     fail(exchange, 403, 'Invalid API Key format: Must start with pre-defined prefix', 'AccessDeniedException')
     return false
   }
-  const signed = authorization ? sigV4.exec(authorization) : null
-  if (!signed || typeof headers['x-amz-date'] !== 'string') {
+  const auth = parseAuthorization(request.headers.authorization)
+  const amzDate = request.headers['x-amz-date']
+  if (!auth || typeof amzDate !== 'string') {
     fail(exchange, 403, 'Missing Authentication Token', 'MissingAuthenticationTokenException')
     return false
   }
-  const [, accessKeyId, , , service, signedHeaders] = signed
-  if (service !== 'bedrock') {
+  if (auth.service !== 'bedrock') {
     fail(exchange, 403, "Credential should be scoped to correct service: 'bedrock'.", 'InvalidSignatureException')
     return false
   }
-  if (!signedHeaders!.split(';').includes('x-amz-date') || !signedHeaders!.split(';').includes('host')) {
+  if (!auth.signedHeaders.includes('x-amz-date') || !auth.signedHeaders.includes('host')) {
     fail(exchange, 403, "'Host' or 'x-amz-date' must be a signed header.", 'InvalidSignatureException')
     return false
   }
-  if (exchange.options.apiKeys && !exchange.options.apiKeys.includes(accessKeyId!)) {
+  const secret = options.awsSecrets?.[auth.accessKeyId]
+  const known = options.awsSecrets ? secret !== undefined : !options.apiKeys || options.apiKeys.includes(auth.accessKeyId)
+  if (!known) {
     fail(exchange, 403, 'The security token included in the request is invalid.', 'UnrecognizedClientException')
+    return false
+  }
+  if (secret === undefined) return true
+  const signedAt = amzDateMs(amzDate)
+  if (!(Math.abs(Date.now() - signedAt) <= maxClockSkewMs)) {
+    fail(exchange, 403, `Signature expired: ${amzDate} is now earlier or later than the allowed 5 minutes of skew.`, 'InvalidSignatureException')
+    return false
+  }
+  if (expectedSignature(request, auth, secret) !== auth.signature) {
+    fail(
+      exchange,
+      403,
+      'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+      'InvalidSignatureException',
+    )
     return false
   }
   return true
