@@ -67,6 +67,18 @@ export const snapshotConfig = z.object({
   config: z.record(z.string(), z.unknown()),
 })
 
+/**
+ * The gateway deployment a snapshot was compiled for (gateways that name their deployment get a
+ * snapshot restricted to the workspaces it serves). Its config applies when neither the request,
+ * the key nor the workspace names one.
+ */
+export const snapshotDeployment = z.object({
+  id,
+  slug: z.string().min(1).max(255),
+  type: z.enum(['production', 'non-production']),
+  configId: id.nullable().default(null),
+})
+
 export const gatewaySnapshot = z.object({
   schemaVersion: z.literal(SNAPSHOT_SCHEMA_VERSION),
   /** Monotonic; gateways ACK or NACK by generation. */
@@ -78,6 +90,8 @@ export const gatewaySnapshot = z.object({
   apiKeys: z.array(snapshotApiKey),
   providers: z.array(snapshotProvider),
   configs: z.array(snapshotConfig).default([]),
+  /** Null: the organisation-wide snapshot (every workspace). */
+  deployment: snapshotDeployment.nullable().default(null),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>
@@ -86,3 +100,10 @@ export type SnapshotWorkspace = z.infer<typeof snapshotWorkspace>
 export type SnapshotApiKey = z.infer<typeof snapshotApiKey>
 export type SnapshotProvider = z.infer<typeof snapshotProvider>
 export type SnapshotConfig = z.infer<typeof snapshotConfig>
+export type SnapshotDeployment = z.infer<typeof snapshotDeployment>
+
+/**
+ * The routing config schema is part of the contract: the control plane validates saved configs
+ * with the same rules the gateway applies to `x-gateway-config`.
+ */
+export { CONFIG_LIMITS, configPath, validateConfig, type ConfigIssue, type ConfigValidation } from '../routing/config-schema.ts'

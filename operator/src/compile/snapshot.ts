@@ -7,11 +7,22 @@
  * the previous secret is a second active entry with the SAME key id (usage and limits belong to the
  * key, not to the secret) and `expiresAt` = the end of the transition, so the gateway refuses it
  * on time even before the next snapshot. Entries are therefore unique by `hash`, not by `id`.
+ *
+ * Providers: a provider onto an integration takes the integration's kind, endpoint, credential,
+ * options, model list and workspace access (the provider's own values win where it has them).
+ * Credential fields mapped onto secret references are read here (see secrets.ts); a provider
+ * whose credential cannot be read, whose integration is archived or that has expired is compiled
+ * disabled, so the gateway refuses it clearly instead of calling upstream without a credential.
+ *
+ * Deployments: `compileSnapshot(store, { deployment: 'slug' })` compiles the snapshot a gateway of
+ * that deployment serves: only the workspaces it is assigned (keys, providers and configs of
+ * other workspaces left out), with the deployment's config named in `snapshot.deployment`.
  */
 import { SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type GatewaySnapshot, type GatewaySnapshotInput, type SnapshotApiKey } from '@gatehouse/gateway/snapshot'
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
-import type { ApiKeyRecord, ConfigRecord, Store } from '../store/index.ts'
+import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
+import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
 const PRODUCER = { component: 'gatehouse-operator', version: '0.1.0' }
@@ -78,19 +89,144 @@ function stringOptions(options: Record<string, unknown>): Record<string, string>
   return out
 }
 
-export async function compileSnapshot(store: Store, options: { generation: number; clock?: Clock }): Promise<GatewaySnapshot> {
+export interface CompileOptions {
+  generation: number
+  clock?: Clock
+  /** Slug or id of a deployment: compile the snapshot its gateways serve. */
+  deployment?: string
+  /** Reads the values behind secret references (default: the control plane's environment). */
+  readSecret?: SecretReader
+  /** Told about every object compiled in a degraded way (never with secret values). */
+  onProblem?: (problem: { path: string; message: string }) => void
+}
+
+/** Which workspaces an integration admits: null = all of them. */
+function integrationWorkspaces(integration: IntegrationRecord): ReadonlySet<string> | null {
+  if (integration.workspaceId !== null) return new Set([integration.workspaceId])
+  if (integration.globalWorkspaceAccess.enabled) return null
+  return new Set(integration.workspaceAccess.filter((access) => access.enabled).map((access) => access.id))
+}
+
+interface ProviderSources {
+  orgId: string
+  now: Date
+  integrations: ReadonlyMap<string, IntegrationRecord>
+  references: ReadonlyMap<string, SecretReferenceRecord>
+  read: SecretReader
+  report: (path: string, message: string) => void
+}
+
+async function compileProvider(store: Store, sources: ProviderSources, provider: ProviderRecord) {
+  const integration = provider.integrationId ? sources.integrations.get(provider.integrationId) ?? null : null
+  const path = `providers.${provider.slug}`
+  const problems: string[] = []
+  let kind = provider.kind
+  let baseUrl = provider.baseUrl
+  let credentials: Record<string, string> = {}
+  let options: Record<string, string> = {}
+  let allowAllWorkspaces = provider.allowAllWorkspaces
+  let allowedWorkspaceIds = provider.allowedWorkspaceIds
+  let models = provider.models
+  let disabled = provider.status === 'disabled' || (provider.expiresAt !== null && new Date(provider.expiresAt) <= sources.now)
+  const scopeWorkspace = provider.workspaceId ?? integration?.workspaceId ?? null
+  if (integration) {
+    kind = integration.kind
+    baseUrl = provider.baseUrl ?? integration.baseUrl
+    credentials = await store.integrations.decryptedCredentials(sources.orgId, integration.id)
+    options = { ...integration.options }
+    const resolved = await resolveSecretMappings(integration.secretMappings, sources.references, scopeWorkspace, sources.read)
+    Object.assign(credentials, resolved.credentials)
+    Object.assign(options, resolved.options)
+    problems.push(...resolved.problems)
+    if (integration.status !== 'active') {
+      disabled = true
+      problems.push(`integration ${integration.slug} is archived`)
+    }
+    const admitted = integrationWorkspaces(integration)
+    if (admitted !== null) {
+      if (provider.workspaceId !== null) {
+        if (!admitted.has(provider.workspaceId)) {
+          disabled = true
+          problems.push(`integration ${integration.slug} is not enabled for this provider's workspace`)
+        }
+      } else {
+        allowedWorkspaceIds = allowAllWorkspaces ? [...admitted] : allowedWorkspaceIds.filter((id) => admitted.has(id))
+        allowAllWorkspaces = false
+      }
+    }
+    if (!integration.allowAllModels) {
+      const enabled = integration.models.filter((model) => model.enabled).map((model) => model.slug)
+      models = models.length === 0 ? enabled : models.filter((model) => enabled.includes(model))
+    }
+  }
+  Object.assign(credentials, await store.providers.decryptedCredentials(sources.orgId, provider.id))
+  Object.assign(options, stringOptions(provider.options))
+  const own = await resolveSecretMappings(provider.secretMappings, sources.references, scopeWorkspace, sources.read)
+  Object.assign(credentials, own.credentials)
+  Object.assign(options, own.options)
+  problems.push(...own.problems)
+  if (problems.length > 0) disabled = true
+  for (const problem of problems) sources.report(path, problem)
+  return {
+    id: provider.id,
+    slug: provider.slug,
+    name: provider.name,
+    kind,
+    baseUrl,
+    credentials,
+    options,
+    workspaceId: provider.workspaceId,
+    allowAllWorkspaces,
+    allowedWorkspaceIds,
+    status: disabled ? 'disabled' as const : 'active' as const,
+    models,
+  }
+}
+
+/** The workspaces a deployment serves (null: all), or throws when it does not exist. */
+function deploymentWorkspaces(deployment: DeploymentRecord | undefined, reference: string): ReadonlySet<string> | null {
+  if (!deployment) throw new SnapshotCompileError([{ path: 'deployment', message: `no deployment ${reference}` }])
+  return deployment.allowAllWorkspaces ? null : new Set(deployment.allowedWorkspaceIds)
+}
+
+export async function compileSnapshot(store: Store, options: CompileOptions): Promise<GatewaySnapshot> {
   const now = (options.clock ?? systemClock)()
   const organization = await store.organizations.first()
   if (!organization) throw new Error('no organisation yet: run ensureOrganization first')
   const orgId = organization.id
-  const [workspaces, keys, providers, configs] = await Promise.all([
+  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment] = await Promise.all([
     store.workspaces.listAll(orgId),
     store.apiKeys.forSnapshot(orgId, now, RECENTLY_ENDED_MS),
     store.providers.list(orgId),
     store.configs.list(orgId),
+    store.integrations.list(orgId),
+    store.secretReferences.list(orgId),
+    options.deployment === undefined ? Promise.resolve(null) : store.deployments.get(orgId, options.deployment),
   ])
-  const activeConfigs = configs.filter((c) => c.status === 'active')
+  const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
+  const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
+  const workspaces = allWorkspaces.filter((w) => inScope(w.id))
+  const keys = allKeys.filter((k) => inScope(k.workspaceId))
+  const providers = allProviders.filter((p) => inScope(p.workspaceId))
+  const activeConfigs = configs.filter((c) => c.status === 'active' && inScope(c.workspaceId))
   const resolveConfig = configResolver(activeConfigs)
+  const sources: ProviderSources = {
+    orgId,
+    now,
+    integrations: new Map(integrations.data.map((i) => [i.id, i])),
+    references: new Map(references.data.map((r) => [r.id, r])),
+    read: options.readSecret ?? environmentSecretReader(),
+    report: (path, message) => options.onProblem?.({ path, message }),
+  }
+  const compiledProviders = await Promise.all(providers.map((p) => compileProvider(store, sources, p)))
+  if (served !== null) {
+    // Organisation-wide providers stay, limited to the workspaces this deployment serves.
+    for (const provider of compiledProviders) {
+      if (provider.workspaceId !== null) continue
+      provider.allowedWorkspaceIds = (provider.allowAllWorkspaces ? [...served] : provider.allowedWorkspaceIds.filter((id) => served.has(id)))
+      provider.allowAllWorkspaces = false
+    }
+  }
   const input: GatewaySnapshotInput = {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     generation: options.generation,
@@ -105,21 +241,11 @@ export async function compileSnapshot(store: Store, options: { generation: numbe
       defaultConfigId: resolveConfig(w.defaults.config_id, w.id),
     })),
     apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
-    providers: await Promise.all(providers.map(async (p) => ({
-      id: p.id,
-      slug: p.slug,
-      name: p.name,
-      kind: p.kind,
-      baseUrl: p.baseUrl,
-      credentials: await store.providers.decryptedCredentials(orgId, p.id),
-      options: stringOptions(p.options),
-      workspaceId: p.workspaceId,
-      allowAllWorkspaces: p.allowAllWorkspaces,
-      allowedWorkspaceIds: p.allowedWorkspaceIds,
-      status: p.status,
-      models: p.models,
-    }))),
+    providers: compiledProviders,
     configs: activeConfigs.map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
+    deployment: deployment
+      ? { id: deployment.id, slug: deployment.slug, type: deployment.type, configId: deployment.configId !== null && activeConfigs.some((c) => c.id === deployment.configId) ? deployment.configId : null }
+      : null,
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

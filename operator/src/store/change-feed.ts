@@ -8,7 +8,9 @@
 import { randomUUID } from 'node:crypto'
 import type { SqlDatabase } from './sql.ts'
 
-export type ChangeResource = 'api_key' | 'workspace' | 'provider' | 'integration' | 'config' | 'organization' | 'member' | 'user'
+export type ChangeResource =
+  | 'api_key' | 'workspace' | 'provider' | 'integration' | 'config' | 'organization' | 'member' | 'user'
+  | 'secret_reference' | 'guardrail' | 'deployment' | 'policy'
 export type ChangeAction = 'created' | 'updated' | 'deleted' | 'rotated' | 'revoked' | 'expired'
 
 export interface StoreChange {

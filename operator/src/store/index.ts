@@ -22,11 +22,17 @@ import { openPostgresDatabase } from './postgres-driver.ts'
 import { ApiKeyRepository } from './repos/api-keys.ts'
 import { AuditRepository } from './repos/audit.ts'
 import { ConfigRepository } from './repos/configs.ts'
+import { DeploymentRepository } from './repos/deployments.ts'
+import { GuardrailRepository } from './repos/guardrails.ts'
+import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
+import { PolicyRepository } from './repos/policies.ts'
 import { ProviderRepository } from './repos/providers.ts'
+import { SecretReferenceRepository } from './repos/secret-references.ts'
 import { BufferedSink, type ChangeSink } from './repos/sink.ts'
+import { CredentialResealer } from './repos/reseal.ts'
 import { UserRepository } from './repos/users.ts'
 import { WorkspaceRepository } from './repos/workspaces.ts'
 import type { SqlDatabase, SqlExecutor } from './sql.ts'
@@ -45,6 +51,13 @@ export interface Repositories {
   audit: AuditRepository
   providers: ProviderRepository
   configs: ConfigRepository
+  integrations: IntegrationRepository
+  secretReferences: SecretReferenceRepository
+  guardrails: GuardrailRepository
+  deployments: DeploymentRepository
+  policies: PolicyRepository
+  /** Re-seals credentials still under an old encryption key (key rotation). */
+  credentials: CredentialResealer
 }
 
 export interface Store extends Repositories {
@@ -69,6 +82,12 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     audit: new AuditRepository(db),
     providers: new ProviderRepository(db, sink, keyring),
     configs: new ConfigRepository(db, sink),
+    integrations: new IntegrationRepository(db, sink, keyring),
+    secretReferences: new SecretReferenceRepository(db, sink),
+    guardrails: new GuardrailRepository(db, sink),
+    deployments: new DeploymentRepository(db, sink),
+    policies: new PolicyRepository(db, sink),
+    credentials: new CredentialResealer(db, keyring),
   }
 }
 
@@ -121,10 +140,16 @@ export { StoreUnavailableError } from './errors.ts'
 export type { ChangeEvent, ChangeListener, StoreChange } from './change-feed.ts'
 export type { ApiKeyRecord, ApiKeyStatus, ApiKeySubtype, ApiKeyType, RotationPolicy } from './repos/api-keys.ts'
 export type { AuditEntry, AuditRecord } from './repos/audit.ts'
-export type { ConfigRecord } from './repos/configs.ts'
+export type { ConfigRecord, ConfigVersionRecord } from './repos/configs.ts'
+export type { DeploymentRecord, DeploymentType } from './repos/deployments.ts'
+export type { GuardrailRecord } from './repos/guardrails.ts'
+export type { GlobalWorkspaceAccess, IntegrationModel, IntegrationRecord, WorkspaceAccess } from './repos/integrations.ts'
+export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
+export type { ResealReport } from './repos/reseal.ts'
+export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
 export type { OrganizationRecord } from './repos/organizations.ts'
-export type { ProviderRecord } from './repos/providers.ts'
+export type { ProviderRecord, SecretMapping } from './repos/providers.ts'
 export type { OrgRole, UserRecord } from './repos/users.ts'
 export type { WorkspaceRecord, WorkspaceStatus } from './repos/workspaces.ts'

@@ -1,4 +1,7 @@
-/** Routing configs: the current version of each (workspace, slug). Version history is a later layer. */
+/**
+ * Routing configs: the current version of each (workspace, slug) in `configs`, and every version
+ * ever written in `config_versions` (each upsert is a new version).
+ */
 import type { SqlExecutor } from '../sql.ts'
 import { isoRequired, json, newId } from '../rows.ts'
 import type { ChangeSink } from './sink.ts'
@@ -17,6 +20,30 @@ export interface ConfigRecord {
   managedBy: ManagedBy
   createdAt: string
   updatedAt: string
+  /** Id of the version this write created (set by `upsert` only). */
+  versionId?: string
+}
+
+export interface ConfigVersionRecord {
+  id: string
+  configId: string
+  version: number
+  name: string
+  config: Record<string, unknown>
+  createdAt: string
+}
+
+interface VersionRow {
+  id: string
+  config_id: string
+  version: number
+  name: string
+  config: Record<string, unknown>
+  created_at: Date
+}
+
+function toVersion(row: VersionRow): ConfigVersionRecord {
+  return { id: row.id, configId: row.config_id, version: row.version, name: row.name, config: row.config, createdAt: isoRequired(row.created_at) }
 }
 
 interface Row {
@@ -83,8 +110,24 @@ export class ConfigRepository {
       [newId(), input.organizationId, input.workspaceId, input.slug, input.name, json(input.config), input.isDefault ?? false, input.status ?? 'active', input.managedBy ?? null],
     )
     const row = rows[0]!
+    const versionId = newId()
+    await this.#db.query('INSERT INTO config_versions (id, config_id, version, name, config) VALUES ($1, $2, $3, $4, $5::jsonb)',
+      [versionId, row.id, row.version, row.name, json(row.config)])
     this.#sink.add({ resource: 'config', action: row.inserted ? 'created' : 'updated', id: row.id })
-    return toRecord(row)
+    return { ...toRecord(row), versionId }
+  }
+
+  /** Every version of a config, newest first. */
+  async versions(configId: string): Promise<ConfigVersionRecord[]> {
+    const rows = await this.#db.query<VersionRow>('SELECT * FROM config_versions WHERE config_id = $1 ORDER BY version DESC', [configId])
+    return rows.map(toVersion)
+  }
+
+  /** One version by its id or its number. */
+  async version(configId: string, idOrNumber: string): Promise<ConfigVersionRecord | null> {
+    const number = /^[0-9]{1,9}$/.test(idOrNumber) ? Number(idOrNumber) : -1
+    const rows = await this.#db.query<VersionRow>('SELECT * FROM config_versions WHERE config_id = $1 AND (id = $2 OR version = $3)', [configId, idOrNumber, number])
+    return rows[0] ? toVersion(rows[0]) : null
   }
 
   async get(organizationId: string, idOrSlug: string, workspaceId?: string | null): Promise<ConfigRecord | null> {

@@ -4,7 +4,9 @@
  * calls; list/get return records without them.
  */
 import type { SqlExecutor } from '../sql.ts'
-import { isoRequired, json, newId } from '../rows.ts'
+import { iso, isoRequired, json, newId } from '../rows.ts'
+import { Where } from './filters.ts'
+import { setClause } from './patch.ts'
 import { envelopeKeyId, type Keyring } from '../../crypto/envelope.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -28,8 +30,31 @@ export interface ProviderRecord {
   models: string[]
   status: 'active' | 'disabled'
   managedBy: ManagedBy
+  /** The integration whose credential and settings this provider uses (null: its own). */
+  integrationId: string | null
+  note: string | null
+  secretMappings: SecretMapping[]
+  usageLimits: Record<string, unknown> | null
+  rateLimits: Array<Record<string, unknown>>
+  expiresAt: string | null
   createdAt: string
   updatedAt: string
+}
+
+/** A credential field whose value comes from a secret reference (resolved by the compiler). */
+export interface SecretMapping {
+  target_field: string
+  secret_reference_id: string
+  secret_key?: string | null
+  value_format?: 'string' | 'json'
+}
+
+export interface ProviderFilter {
+  /** undefined: any; null: organisation-wide only; string[]: those workspaces. */
+  workspaceIds?: string[] | null
+  integrationId?: string
+  /** Every pair must be present in the provider's tags. */
+  tags?: Record<string, string>
 }
 
 interface Row {
@@ -48,6 +73,12 @@ interface Row {
   models: string[]
   status: 'active' | 'disabled'
   managed_by: ManagedBy
+  integration_id: string | null
+  note: string | null
+  secret_mappings: SecretMapping[]
+  usage_limits: Record<string, unknown> | null
+  rate_limits: Array<Record<string, unknown>>
+  expires_at: Date | null
   created_at: Date
   updated_at: Date
 }
@@ -68,7 +99,16 @@ export interface ProviderInput {
   models?: string[]
   status?: 'active' | 'disabled'
   managedBy?: ManagedBy
+  integrationId?: string | null
+  note?: string | null
+  secretMappings?: SecretMapping[]
+  usageLimits?: Record<string, unknown> | null
+  rateLimits?: Array<Record<string, unknown>>
+  expiresAt?: string | null
 }
+
+/** Fields an admin update may change (credentials are sealed here when given). */
+export type ProviderPatch = Partial<Omit<ProviderInput, 'organizationId' | 'workspaceId' | 'slug' | 'kind' | 'managedBy' | 'integrationId'>>
 
 export class ProviderRepository {
   readonly #db: SqlExecutor
@@ -99,6 +139,12 @@ export class ProviderRepository {
       models: row.models,
       status: row.status,
       managedBy: row.managed_by,
+      integrationId: row.integration_id,
+      note: row.note,
+      secretMappings: row.secret_mappings,
+      usageLimits: row.usage_limits,
+      rateLimits: row.rate_limits,
+      expiresAt: iso(row.expires_at),
       createdAt: isoRequired(row.created_at),
       updatedAt: isoRequired(row.updated_at),
     }
@@ -118,17 +164,23 @@ export class ProviderRepository {
       : this.#requireKeyring().seal(JSON.stringify(input.credentials), `provider:${id}`)
     const rows = await this.#db.query<Row>(
       `INSERT INTO providers (id, organization_id, workspace_id, slug, name, kind, base_url, credentials_encrypted, options, tags,
-         allow_all_workspaces, allowed_workspace_ids, models, status, managed_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12::jsonb, $13::jsonb, $14, $15)
+         allow_all_workspaces, allowed_workspace_ids, models, status, managed_by,
+         integration_id, note, secret_mappings, usage_limits, rate_limits, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12::jsonb, $13::jsonb, $14, $15,
+         $16, $17, $18::jsonb, $19::jsonb, $20::jsonb, $21)
        ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, base_url = EXCLUDED.base_url,
          credentials_encrypted = EXCLUDED.credentials_encrypted, options = EXCLUDED.options, tags = EXCLUDED.tags,
          allow_all_workspaces = EXCLUDED.allow_all_workspaces, allowed_workspace_ids = EXCLUDED.allowed_workspace_ids,
-         models = EXCLUDED.models, status = EXCLUDED.status, managed_by = EXCLUDED.managed_by, updated_at = now()
+         models = EXCLUDED.models, status = EXCLUDED.status, managed_by = EXCLUDED.managed_by,
+         integration_id = EXCLUDED.integration_id, note = EXCLUDED.note, secret_mappings = EXCLUDED.secret_mappings,
+         usage_limits = EXCLUDED.usage_limits, rate_limits = EXCLUDED.rate_limits, expires_at = EXCLUDED.expires_at, updated_at = now()
        RETURNING *`,
       [
         id, input.organizationId, input.workspaceId, input.slug, input.name, input.kind, input.baseUrl ?? null, sealed,
         json(input.options ?? {}), json(input.tags ?? {}), input.allowAllWorkspaces ?? true, json(input.allowedWorkspaceIds ?? []),
         json(input.models ?? []), input.status ?? 'active', input.managedBy ?? null,
+        input.integrationId ?? null, input.note ?? null, json(input.secretMappings ?? []), input.usageLimits === undefined ? null : json(input.usageLimits),
+        json(input.rateLimits ?? []), input.expiresAt ?? null,
       ],
     )
     this.#sink.add({ resource: 'provider', action: existing ? 'updated' : 'created', id })
@@ -159,6 +211,35 @@ export class ProviderRepository {
       ? await this.#db.query<Row>('SELECT * FROM providers WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
       : await this.#db.query<Row>('SELECT * FROM providers WHERE organization_id = $1 AND workspace_id IS NOT DISTINCT FROM $2 ORDER BY created_at, id', [organizationId, workspaceId])
     return rows.map((row) => this.#toRecord(row))
+  }
+
+  /** Admin listing: filtered, paged, newest last. */
+  async search(organizationId: string, filter: ProviderFilter, page: number, pageSize: number): Promise<{ total: number; data: ProviderRecord[] }> {
+    const where = new Where().add('organization_id = ?', organizationId)
+    if (filter.workspaceIds === null) where.add('workspace_id IS NULL')
+    else if (filter.workspaceIds !== undefined) where.add('workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))', json(filter.workspaceIds))
+    where.maybe('integration_id = ?', filter.integrationId)
+    if (filter.tags && Object.keys(filter.tags).length > 0) where.add('tags @> ?::jsonb', json(filter.tags))
+    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM providers${where.sql}`, where.params)
+    const rows = await this.#db.query<Row>(`SELECT * FROM providers${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+    return { total: count?.n ?? 0, data: rows.map((row) => this.#toRecord(row)) }
+  }
+
+  /** Partial update by the admin API; `credentials` (when present) are sealed anew. */
+  async update(organizationId: string, id: string, patch: ProviderPatch): Promise<ProviderRecord | null> {
+    const { credentials, ...rest } = patch
+    const columns = {
+      name: ['name', 'value'], baseUrl: ['base_url', 'value'], options: ['options', 'jsonb'], tags: ['tags', 'jsonb'],
+      allowAllWorkspaces: ['allow_all_workspaces', 'value'], allowedWorkspaceIds: ['allowed_workspace_ids', 'jsonb'],
+      models: ['models', 'jsonb'], status: ['status', 'value'], note: ['note', 'value'], secretMappings: ['secret_mappings', 'jsonb'],
+      usageLimits: ['usage_limits', 'jsonb'], rateLimits: ['rate_limits', 'jsonb'], expiresAt: ['expires_at', 'timestamptz'],
+    } as const
+    const set = setClause({ ...rest, sealed: credentials === undefined ? undefined : this.#requireKeyring().seal(JSON.stringify(credentials), `provider:${id}`) },
+      { ...columns, sealed: ['credentials_encrypted', 'value'] }, 3)
+    const rows = await this.#db.query<Row>(`UPDATE providers SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
+    if (!rows[0]) return null
+    this.#sink.add({ resource: 'provider', action: 'updated', id })
+    return this.#toRecord(rows[0])
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {

@@ -1,0 +1,91 @@
+/**
+ * Reading the values behind secret references when a snapshot is compiled. The control plane's
+ * environment serves `environment` references; `kubernetes` references need a reader for Secrets
+ * (the operator passes one in cluster mode). A value that cannot be read leaves the provider
+ * without that credential and disabled, and is reported: the snapshot still compiles, and no
+ * request is sent upstream with a missing credential.
+ */
+import type { SecretMapping, SecretReferenceRecord } from '../store/index.ts'
+import { gatewayFieldName, isSecretField } from './credential-fields.ts'
+
+export interface SecretLocation {
+  managerType: SecretReferenceRecord['managerType']
+  path: string
+  key: string | null
+}
+
+/** Returns the secret's value, or null when it does not exist. */
+export type SecretReader = (location: SecretLocation) => Promise<string | null>
+
+/** Environment references only; anything else is unreadable (null). */
+export function environmentSecretReader(env: NodeJS.ProcessEnv = process.env): SecretReader {
+  return async (location) => (location.managerType === 'environment' ? env[location.path] ?? null : null)
+}
+
+export interface ResolvedFields {
+  credentials: Record<string, string>
+  options: Record<string, string>
+  /** Human-readable problems (no secret values), e.g. "key: environment variable OPENAI_KEY is not set". */
+  problems: string[]
+}
+
+function describe(location: SecretLocation): string {
+  return location.managerType === 'environment'
+    ? `environment variable ${location.path} is not set`
+    : `Kubernetes Secret ${location.path}${location.key ? ` key ${location.key}` : ''} could not be read`
+}
+
+/** Picks `field` out of a JSON secret value; null when absent. */
+function jsonField(value: string, field: string): string | null {
+  try {
+    const parsed = JSON.parse(value) as unknown
+    if (typeof parsed !== 'object' || parsed === null) return null
+    const picked = (parsed as Record<string, unknown>)[field]
+    if (picked === undefined || picked === null) return null
+    return typeof picked === 'string' ? picked : JSON.stringify(picked)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Resolves `mappings` for an object that lives in `workspaceId` (null = organisation-wide).
+ * A reference not shared with that workspace counts as unreadable.
+ */
+export async function resolveSecretMappings(
+  mappings: readonly SecretMapping[],
+  references: ReadonlyMap<string, SecretReferenceRecord>,
+  workspaceId: string | null,
+  read: SecretReader,
+): Promise<ResolvedFields> {
+  const out: ResolvedFields = { credentials: {}, options: {}, problems: [] }
+  for (const mapping of mappings) {
+    const reference = references.get(mapping.secret_reference_id)
+    if (!reference || reference.status !== 'active') {
+      out.problems.push(`${mapping.target_field}: secret reference ${mapping.secret_reference_id} does not exist`)
+      continue
+    }
+    if (workspaceId !== null && !reference.allowAllWorkspaces && !reference.allowedWorkspaceIds.includes(workspaceId)) {
+      out.problems.push(`${mapping.target_field}: secret reference ${reference.slug} is not shared with this workspace`)
+      continue
+    }
+    // Kubernetes: the mapping's secret_key names the Secret's key (default: the reference's).
+    // Environment: a secret_key picks a field of a JSON value.
+    const kubernetes = reference.managerType === 'kubernetes'
+    const location: SecretLocation = {
+      managerType: reference.managerType,
+      path: reference.secretPath,
+      key: kubernetes ? mapping.secret_key ?? reference.secretKey : null,
+    }
+    let value = await read(location)
+    const field = kubernetes ? null : mapping.secret_key ?? reference.secretKey
+    if (value !== null && (field || mapping.value_format === 'json')) value = field ? jsonField(value, field) : value
+    if (value === null) {
+      out.problems.push(`${mapping.target_field}: ${describe(location)}${field ? ` (or has no field ${field})` : ''}`)
+      continue
+    }
+    const target = isSecretField(mapping.target_field) ? out.credentials : out.options
+    target[gatewayFieldName(mapping.target_field)] = value
+  }
+  return out
+}
