@@ -71,7 +71,8 @@ function bindLeaf(leaf: PlanLeaf<ProviderRef>, request: BindRequest): BoundTarge
   }
   const { settings } = leaf
   const pinned = settings.overrideParams?.model
-  const model = typeof pinned === 'string' ? pinned : request.model === undefined ? '' : parseModelReference(request.model).model
+  const named = typeof pinned === 'string' ? pinned : request.model
+  const model = named === undefined ? '' : parseModelReference(named).model
   if (model !== '') checkModelAllowed(found, model)
   const provider = settings.customHost ? withCustomHost(found, settings.customHost, leaf.path) : found
   return {
