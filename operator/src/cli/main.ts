@@ -3,6 +3,7 @@
  *   gatehouse start [--host 127.0.0.1] [--port 8787] [--data-dir DIR] [-f resources.yaml ...]
  *   gatehouse control-plane [--host] [--port 8788] [--data-dir DIR] [-f resources.yaml ...]
  *   gatehouse gateway        (configured by environment variables; see gateway/src/main.ts)
+ *   gatehouse operator [--host] [--port 8788]   (control plane + Kubernetes controllers; see ./operator.ts)
  */
 import { parseArgs } from 'node:util'
 import { runGateway } from '@gatehouse/gateway'
@@ -10,6 +11,7 @@ import { ResourceError } from '../resources/apply.ts'
 import { parsePort } from './boot-config.ts'
 import { serveControlPlane } from './control-plane.ts'
 import { startEmbedded } from './embedded.ts'
+import { runOperator } from './operator.ts'
 import { createLogger } from './logger.ts'
 
 const USAGE = `Usage: gatehouse <command> [options]
@@ -18,6 +20,7 @@ Commands:
   start           run Gatehouse embedded: control plane and gateway in one process
   control-plane   run the control plane alone (admin API, snapshot stream for gateways)
   gateway         run a gateway alone against a remote control plane, or from a snapshot file
+  operator        run the control plane with the Kubernetes controllers (leader-elected)
 
 Options for start and control-plane:
   --host HOST     address to listen on (default 127.0.0.1)
@@ -88,6 +91,13 @@ async function controlPlane(argv: string[]): Promise<void> {
   stopOnSignals(service, logger)
 }
 
+async function operator(argv: string[]): Promise<void> {
+  const logger = createLogger(process.env, 'gatehouse-operator')
+  const service = await runOperator({ ...serverOptions(argv, 8788), logger })
+  announceAdminKey(service.generatedAdminKey)
+  stopOnSignals(service, logger)
+}
+
 async function gateway(): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-gateway')
   const service = await runGateway(process.env, logger)
@@ -107,6 +117,9 @@ export async function main(argv: string[]): Promise<void> {
         return
       case 'gateway':
         await gateway()
+        return
+      case 'operator':
+        await operator(rest)
         return
       case undefined:
       case 'help':

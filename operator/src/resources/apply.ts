@@ -19,16 +19,24 @@ export interface SourcedResource {
   source: string
 }
 
+/** Why a resource was refused, as a CamelCase reason (the operator's condition reason). */
+export type ResourceErrorReason = 'InvalidSpec' | 'RefNotFound' | 'SecretNotFound' | 'Conflict' | 'Unsupported'
+
 export class ResourceError extends Error {
   readonly source: string
   readonly object: string
   readonly field: string
-  constructor(source: string, object: string, field: string, message: string) {
+  readonly reason: ResourceErrorReason
+  /** The message without the source/object/field prefix (for status conditions). */
+  readonly detail: string
+  constructor(source: string, object: string, field: string, message: string, reason: ResourceErrorReason = 'InvalidSpec') {
     super(`${source}: ${object}: ${field}: ${message}`)
     this.name = 'ResourceError'
     this.source = source
     this.object = object
     this.field = field
+    this.reason = reason
+    this.detail = `${field}: ${message}`
   }
 }
 
@@ -41,6 +49,20 @@ export interface ApplyContext {
   resolveSecret: SecretResolver
   /** Says where to look when a secret is missing, e.g. which environment variable would do. */
   describeMissingSecret(reference: SecretKeyReference): string
+  /**
+   * Whether a row created through the admin API (managedBy null) with the same slug is taken over.
+   * Files adopt them (the default); the operator refuses with a Conflict instead of silently
+   * seizing what someone created by hand.
+   */
+  adoptUnmanaged?: boolean
+}
+
+/** Refuses to write over a row that another owner manages (or, unless adopting, nobody does). */
+function assertOwnable(context: ApplyContext, item: SourcedResource, existing: { managedBy: ManagedBy } | null): void {
+  if (existing === null || existing.managedBy === context.managedBy) return
+  if (existing.managedBy === null && context.adoptUnmanaged !== false) return
+  const owner = existing.managedBy === null ? 'through the admin API' : `from ${existing.managedBy === 'file' ? 'a resources file' : 'Kubernetes'}`
+  throw new ResourceError(item.source, objectLabel(item.resource), 'metadata.name', `a ${item.resource.kind} with this slug already exists, created ${owner}; remove it or choose another slug`, 'Conflict')
 }
 
 export function objectLabel(resource: GatehouseResource): string {
@@ -69,7 +91,8 @@ export function credentialsFromSecret(value: string): Record<string, string> {
   return Object.fromEntries(Object.entries(record).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
 }
 
-async function applyWorkspace(tx: Repositories, context: ApplyContext, workspace: Workspace): Promise<void> {
+async function applyWorkspace(tx: Repositories, context: ApplyContext, item: SourcedResource): Promise<string> {
+  const workspace = item.resource as Workspace
   const slug = workspaceSlug(workspace)
   const fields = {
     slug,
@@ -81,12 +104,14 @@ async function applyWorkspace(tx: Repositories, context: ApplyContext, workspace
     managedBy: context.managedBy,
   }
   const existing = await tx.workspaces.get(context.organizationId, slug)
+  assertOwnable(context, item, existing)
   if (!existing) {
     const created = await tx.workspaces.create({ organizationId: context.organizationId, ...fields })
     if (workspace.spec.archived) await tx.workspaces.update(context.organizationId, created.id, { status: 'archived' })
-    return
+    return created.id
   }
   await tx.workspaces.update(context.organizationId, existing.id, { ...fields, status: workspace.spec.archived ? 'archived' : 'active' })
+  return existing.id
 }
 
 async function workspaceIdFor(
@@ -99,25 +124,28 @@ async function workspaceIdFor(
   if (reference === undefined) return null
   const slug = declared.get(reference) ?? reference
   const workspace = await tx.workspaces.get(context.organizationId, slug)
-  if (!workspace) throw new ResourceError(item.source, objectLabel(item.resource), 'spec.workspace', `no Workspace named '${reference}'`)
+  if (!workspace) throw new ResourceError(item.source, objectLabel(item.resource), 'spec.workspace', `no Workspace named '${reference}'`, 'RefNotFound')
   return workspace.id
 }
 
-async function applyProvider(tx: Repositories, context: ApplyContext, declared: ReadonlyMap<string, string>, item: SourcedResource): Promise<void> {
+async function applyProvider(tx: Repositories, context: ApplyContext, declared: ReadonlyMap<string, string>, item: SourcedResource): Promise<string> {
   const provider = item.resource as Provider
   const { spec } = provider
   let credentials: Record<string, string> = {}
   if (spec.secretRef) {
     const value = context.resolveSecret(spec.secretRef)
     if (value === null) {
-      throw new ResourceError(item.source, objectLabel(provider), 'spec.secretRef', context.describeMissingSecret(spec.secretRef))
+      throw new ResourceError(item.source, objectLabel(provider), 'spec.secretRef', context.describeMissingSecret(spec.secretRef), 'SecretNotFound')
     }
     credentials = credentialsFromSecret(value)
   }
-  await tx.providers.upsert({
+  const workspaceId = await workspaceIdFor(tx, context, declared, spec.workspace, item)
+  const slug = spec.slug ?? provider.metadata.name
+  assertOwnable(context, item, await tx.providers.getBySlug(context.organizationId, workspaceId, slug))
+  const record = await tx.providers.upsert({
     organizationId: context.organizationId,
-    workspaceId: await workspaceIdFor(tx, context, declared, spec.workspace, item),
-    slug: spec.slug ?? provider.metadata.name,
+    workspaceId,
+    slug,
     name: spec.name ?? provider.metadata.name,
     kind: spec.kind,
     baseUrl: spec.baseUrl ?? null,
@@ -127,21 +155,42 @@ async function applyProvider(tx: Repositories, context: ApplyContext, declared: 
     models: spec.models ?? [],
     managedBy: context.managedBy,
   })
+  return record.id
 }
 
-async function applyConfig(tx: Repositories, context: ApplyContext, declared: ReadonlyMap<string, string>, item: SourcedResource): Promise<void> {
+async function applyConfig(tx: Repositories, context: ApplyContext, declared: ReadonlyMap<string, string>, item: SourcedResource): Promise<string> {
   const config = item.resource as Config
-  await tx.configs.upsert({
+  const workspaceId = await workspaceIdFor(tx, context, declared, config.spec.workspace, item)
+  const slug = config.spec.slug ?? config.metadata.name
+  assertOwnable(context, item, await tx.configs.get(context.organizationId, slug, workspaceId))
+  const record = await tx.configs.upsert({
     organizationId: context.organizationId,
-    workspaceId: await workspaceIdFor(tx, context, declared, config.spec.workspace, item),
-    slug: config.spec.slug ?? config.metadata.name,
+    workspaceId,
+    slug,
     name: config.spec.name ?? config.metadata.name,
     config: config.spec.config as Record<string, unknown>,
+    isDefault: config.spec.isDefault ?? false,
     managedBy: context.managedBy,
   })
+  return record.id
 }
 
 const APPLY_ORDER: ReadonlyArray<GatehouseResource['kind']> = ['Workspace', 'Provider', 'Config']
+
+/** Kinds the admin store can hold; the others are refused with reason Unsupported. */
+export const APPLIED_KINDS: ReadonlySet<GatehouseResource['kind']> = new Set(APPLY_ORDER)
+
+function assertApplied(item: SourcedResource): void {
+  if (APPLIED_KINDS.has(item.resource.kind)) return
+  throw new ResourceError(item.source, objectLabel(item.resource), 'kind', `${item.resource.kind} resources are not applied by this version of the control plane yet`, 'Unsupported')
+}
+
+/** Writes one resource; returns the id of its admin-store row. */
+function applyOne(tx: Repositories, context: ApplyContext, declared: ReadonlyMap<string, string>, item: SourcedResource): Promise<string> {
+  if (item.resource.kind === 'Workspace') return applyWorkspace(tx, context, item)
+  if (item.resource.kind === 'Provider') return applyProvider(tx, context, declared, item)
+  return applyConfig(tx, context, declared, item)
+}
 
 /** Applies every resource in dependency order (workspaces before what refers to them) in one transaction. */
 export async function applyResources(
@@ -149,22 +198,86 @@ export async function applyResources(
   context: ApplyContext,
   items: readonly SourcedResource[],
 ): Promise<void> {
-  for (const item of items) {
-    if (!APPLY_ORDER.includes(item.resource.kind)) {
-      throw new ResourceError(item.source, objectLabel(item.resource), 'kind', `${item.resource.kind} resources are not applied by this version of the control plane yet`)
-    }
-  }
+  for (const item of items) assertApplied(item)
   const declared = new Map(
     items.filter((item) => item.resource.kind === 'Workspace').map((item) => [item.resource.metadata.name, workspaceSlug(item.resource as Workspace)]),
   )
   await store.transaction(async (tx) => {
     for (const kind of APPLY_ORDER) {
       for (const item of items) {
-        if (item.resource.kind !== kind) continue
-        if (kind === 'Workspace') await applyWorkspace(tx, context, item.resource as Workspace)
-        else if (kind === 'Provider') await applyProvider(tx, context, declared, item)
-        else await applyConfig(tx, context, declared, item)
+        if (item.resource.kind === kind) await applyOne(tx, context, declared, item)
       }
     }
   })
+}
+
+/**
+ * Applies one resource on its own (the operator reconciles objects one at a time). `workspaces`
+ * maps the Workspace object names visible to it (same namespace) to their slugs.
+ */
+export async function applyResource(
+  store: { transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> },
+  context: ApplyContext,
+  item: SourcedResource,
+  workspaces: ReadonlyMap<string, string>,
+): Promise<{ adminId: string }> {
+  assertApplied(item)
+  const adminId = await store.transaction((tx) => applyOne(tx, context, workspaces, item))
+  return { adminId }
+}
+
+/** The row a resource maps to: by its recorded id when known, else by (workspace, slug). */
+async function findRow(
+  tx: Repositories,
+  context: ApplyContext,
+  item: SourcedResource,
+  workspaces: ReadonlyMap<string, string>,
+  adminId: string | null,
+): Promise<{ id: string; managedBy: ManagedBy } | null> {
+  const { resource } = item
+  const organizationId = context.organizationId
+  if (resource.kind === 'Workspace') return tx.workspaces.get(organizationId, adminId ?? workspaceSlug(resource))
+  if (adminId !== null) {
+    return resource.kind === 'Provider' ? tx.providers.get(organizationId, adminId) : tx.configs.get(organizationId, adminId)
+  }
+  const reference = (resource as Provider | Config).spec.workspace
+  let workspaceId: string | null = null
+  if (reference !== undefined) {
+    const workspace = await tx.workspaces.get(organizationId, workspaces.get(reference) ?? reference)
+    // Its workspace is gone, and its rows went with it (ON DELETE CASCADE).
+    if (!workspace) return null
+    workspaceId = workspace.id
+  }
+  const slug = (resource as Provider | Config).spec.slug ?? resource.metadata.name
+  return resource.kind === 'Provider' ? tx.providers.getBySlug(organizationId, workspaceId, slug) : tx.configs.get(organizationId, slug, workspaceId)
+}
+
+/**
+ * Deletes the admin-store row of a resource, if it exists and this owner manages it (a row someone
+ * else owns is left alone). Idempotent: returns false when there was nothing to delete.
+ */
+export async function deleteResource(
+  store: { transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> },
+  context: ApplyContext,
+  item: SourcedResource,
+  workspaces: ReadonlyMap<string, string>,
+  adminId: string | null,
+): Promise<boolean> {
+  if (!APPLIED_KINDS.has(item.resource.kind)) return false
+  return store.transaction(async (tx) => {
+    const row = await findRow(tx, context, item, workspaces, adminId)
+    if (row === null || row.managedBy !== context.managedBy) return false
+    const organizationId = context.organizationId
+    if (item.resource.kind === 'Workspace') return tx.workspaces.delete(organizationId, row.id)
+    if (item.resource.kind === 'Provider') return tx.providers.delete(organizationId, row.id)
+    return tx.configs.delete(organizationId, row.id)
+  })
+}
+
+/** Whether the row recorded for a resource is still there (a cascade or a manual delete can remove it). */
+export async function resourceRowExists(store: Repositories, organizationId: string, kind: GatehouseResource['kind'], adminId: string): Promise<boolean> {
+  if (kind === 'Workspace') return (await store.workspaces.get(organizationId, adminId))?.id === adminId
+  if (kind === 'Provider') return (await store.providers.get(organizationId, adminId)) !== null
+  if (kind === 'Config') return (await store.configs.get(organizationId, adminId))?.id === adminId
+  return false
 }

@@ -1,0 +1,101 @@
+/**
+ * `gatehouse operator`: the control plane (admin API, snapshot stream, store) plus the Kubernetes
+ * controllers that reconcile gatehouse.dev resources into the store. Every replica serves the
+ * admin API and the stream and keeps its informers warm; only the Lease holder reconciles.
+ *
+ * Environment (besides the control plane's):
+ *   KUBECONFIG                         outside a pod (in a pod the service account is used)
+ *   GATEHOUSE_WATCH_NAMESPACE          watch one namespace (default: all)
+ *   POD_NAMESPACE, POD_NAME            where the Lease lives and who holds it (set by the chart)
+ *   GATEHOUSE_LEASE_NAME               default gatehouse-operator
+ *   GATEHOUSE_LEASE_DURATION_SECONDS   default 15 (renew deadline 2/3 of it, retry every 2/15)
+ */
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Logger } from 'pino'
+import { ControllerManager } from '../controllers/manager.ts'
+import { HttpKubeClient, loadKubeConfig } from '../kube/http-client.ts'
+import { LeaderElector } from '../kube/leader-election.ts'
+import { serveControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
+
+export interface OperatorOptions extends ControlPlaneOptions {
+  host: string
+  port: number
+}
+
+export interface Operator extends ControlPlane {
+  url: string
+  identity: string
+  isLeader(): boolean
+}
+
+function leaseTimings(env: NodeJS.ProcessEnv): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+  const seconds = Number(env.GATEHOUSE_LEASE_DURATION_SECONDS ?? 15)
+  if (!Number.isInteger(seconds) || seconds < 2 || seconds > 3600) throw new Error(`invalid GATEHOUSE_LEASE_DURATION_SECONDS '${env.GATEHOUSE_LEASE_DURATION_SECONDS}'`)
+  const leaseDurationMs = seconds * 1000
+  return { leaseDurationMs, renewDeadlineMs: Math.floor((leaseDurationMs * 2) / 3), retryPeriodMs: Math.floor((leaseDurationMs * 2) / 15) }
+}
+
+export async function runOperator(options: OperatorOptions & { logger: Logger }): Promise<Operator> {
+  const { env, logger } = options
+  const client = new HttpKubeClient(loadKubeConfig(env))
+  const identity = env.POD_NAME ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
+  const timings = leaseTimings(env)
+  const controlPlane = await serveControlPlane(options)
+  let manager: ControllerManager
+  try {
+    const organization = await controlPlane.store.organizations.first()
+    if (!organization) throw new Error('the control plane started without an organization')
+    manager = new ControllerManager({
+      client,
+      store: controlPlane.store,
+      organizationId: organization.id,
+      publisher: controlPlane.publisher,
+      registry: controlPlane.registry,
+      logger,
+      namespace: env.GATEHOUSE_WATCH_NAMESPACE || null,
+    })
+  } catch (error) {
+    await controlPlane.close()
+    throw error
+  }
+  const controllers = manager
+  try {
+    // Informers sync on every replica, so a replica that becomes leader starts from a full cache.
+    await controllers.start()
+  } catch (error) {
+    await controllers.stop()
+    await controlPlane.close()
+    throw error
+  }
+  const elector = new LeaderElector({
+    client,
+    namespace: env.POD_NAMESPACE || 'default',
+    leaseName: env.GATEHOUSE_LEASE_NAME || 'gatehouse-operator',
+    identity,
+    ...timings,
+    onStartedLeading: () => {
+      logger.info({ identity }, 'became the leader')
+      controllers.startReconciling()
+    },
+    onStoppedLeading: () => {
+      logger.warn({ identity }, 'no longer the leader; reconciling stops')
+      void controllers.stopReconciling()
+    },
+    onError: (error) => logger.warn({ err: error }, 'leader election round failed'),
+  })
+  elector.start()
+  logger.info({ url: controlPlane.url, identity, generation: controlPlane.publisher.latest?.generation }, 'operator is serving')
+  return {
+    ...controlPlane,
+    identity,
+    isLeader: () => elector.isLeader,
+    async close() {
+      // Stop writing first, then hand the Lease over, so two leaders never overlap.
+      await controllers.stopReconciling()
+      await elector.stop()
+      await controllers.stop()
+      await controlPlane.close()
+    },
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Wires the operator together: one informer per gatehouse.dev kind plus Secrets (kept warm on every
+ * replica, so a new leader starts from a full cache), one work queue, and the Reconciler. Only the
+ * leader reconciles: `startReconciling` / `stopReconciling` follow leader election.
+ *
+ * What enqueues a key:
+ * - any change to the object itself;
+ * - a change to a Secret a Provider references (reverse index Secret -> Providers);
+ * - a change to a Workspace, for the objects that name it (reverse index Workspace -> objects);
+ * - a gateway ACK/NACK, for objects still waiting to be Programmed;
+ * - a periodic resync of every object (level-triggered repair).
+ */
+import type { Logger } from 'pino'
+import type { GatehouseKind } from '@gatehouse/crds'
+import type { GatewayRegistry } from '../distribution/gateway-registry.ts'
+import type { SnapshotPublisher } from '../distribution/publisher.ts'
+import type { Store } from '../store/index.ts'
+import { SECRETS, objectKey, type KubeClient, type KubeObject } from '../kube/client.ts'
+import { Informer } from '../kube/informer.ts'
+import { WorkQueue } from '../kube/work-queue.ts'
+import { RESOURCE_TYPES, parseWorkKey, workKey } from './kinds.ts'
+import { ProgrammedTracker } from './programmed.ts'
+import { Reconciler, type ObjectCaches } from './reconciler.ts'
+import { ReferenceIndex } from './reference-index.ts'
+
+export interface ControllerManagerOptions {
+  client: KubeClient
+  store: Store
+  organizationId: string
+  publisher: SnapshotPublisher
+  registry: GatewayRegistry
+  logger: Logger
+  /** Watch one namespace, or (null) all of them. */
+  namespace: string | null
+  workers?: number
+  resyncIntervalMs?: number
+  relistIntervalMs?: number
+  missingReferenceRetryMs?: number
+}
+
+export class ControllerManager {
+  readonly #options: ControllerManagerOptions
+  readonly #informers = new Map<GatehouseKind, Informer>()
+  readonly #secrets: Informer
+  readonly #tracker: ProgrammedTracker
+  readonly #reconciler: Reconciler
+  readonly #secretIndex = new ReferenceIndex()
+  readonly #workspaceIndex = new ReferenceIndex()
+  /** uid -> work key, to map gateway reports (by uid) back to objects. */
+  readonly #keysByUid = new Map<string, string>()
+  #queue: WorkQueue | null = null
+  #workers: Promise<void> | null = null
+  #resyncTimer: NodeJS.Timeout | null = null
+  readonly #unsubscribe: Array<() => void> = []
+
+  constructor(options: ControllerManagerOptions) {
+    this.#options = options
+    const informerOptions = {
+      namespace: options.namespace,
+      ...(options.relistIntervalMs === undefined ? {} : { relistIntervalMs: options.relistIntervalMs }),
+      onError: (error: unknown, retryInMs: number) => options.logger.warn({ err: error, retryInMs }, 'watch failed; restarting'),
+    }
+    for (const [kind, type] of RESOURCE_TYPES) this.#informers.set(kind, new Informer(options.client, type, informerOptions))
+    this.#secrets = new Informer(options.client, SECRETS, informerOptions)
+    this.#tracker = new ProgrammedTracker(options.publisher, options.registry)
+    this.#reconciler = new Reconciler({
+      client: options.client,
+      caches: this.#caches(),
+      store: options.store,
+      organizationId: options.organizationId,
+      tracker: this.#tracker,
+      logger: options.logger,
+      ...(options.missingReferenceRetryMs === undefined ? {} : { missingReferenceRetryMs: options.missingReferenceRetryMs }),
+    })
+  }
+
+  #caches(): ObjectCaches {
+    return {
+      get: (kind, namespace, name) => this.#informers.get(kind)?.get(namespace, name),
+      list: (kind, namespace) => (this.#informers.get(kind)?.list() ?? []).filter((object) => object.metadata.namespace === namespace),
+      secret: (namespace, name) => this.#secrets.get(namespace, name),
+    }
+  }
+
+  /** Starts the informers (every replica); resolves once all have listed. */
+  async start(): Promise<void> {
+    for (const [kind, informer] of this.#informers) {
+      this.#unsubscribe.push(informer.on((event, object) => this.#onObject(kind, event, object)))
+      informer.start()
+    }
+    this.#unsubscribe.push(this.#secrets.on((_event, secret) => this.#enqueueAll(this.#secretIndex.referrers(objectKey(secret.metadata)))))
+    this.#secrets.start()
+    this.#unsubscribe.push(this.#options.registry.onChange(() => this.#enqueueAll(this.#tracker.pending().flatMap((uid) => this.#keysByUid.get(uid) ?? []))))
+    await Promise.all([...this.#informers.values(), this.#secrets].map((informer) => informer.synced))
+  }
+
+  get reconciling(): boolean {
+    return this.#queue !== null
+  }
+
+  /** Leader only: processes the queue, starting with every known object. */
+  startReconciling(): void {
+    if (this.#queue) return
+    const { logger } = this.#options
+    const queue = new WorkQueue()
+    this.#queue = queue
+    this.#workers = queue.process((key) => this.#handle(key), {
+      workers: this.#options.workers ?? 2,
+      onError: (key, error) => logger.warn({ err: error, key }, 'reconcile failed; retrying with backoff'),
+    })
+    this.#resyncAll()
+    this.#resyncTimer = setInterval(() => this.#resyncAll(), this.#options.resyncIntervalMs ?? 5 * 60_000)
+    this.#resyncTimer.unref()
+    logger.info('reconciling gatehouse.dev resources')
+  }
+
+  /** Stops processing (leadership lost, or shutdown); in-flight reconciles finish first. */
+  async stopReconciling(): Promise<void> {
+    const queue = this.#queue
+    if (!queue) return
+    this.#queue = null
+    if (this.#resyncTimer) clearInterval(this.#resyncTimer)
+    this.#resyncTimer = null
+    queue.shutDown()
+    await this.#workers
+    this.#workers = null
+  }
+
+  async stop(): Promise<void> {
+    await this.stopReconciling()
+    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe()
+    for (const informer of [...this.#informers.values(), this.#secrets]) informer.stop()
+  }
+
+  async #handle(key: string) {
+    const { kind, namespace, name } = parseWorkKey(key)
+    const result = await this.#reconciler.reconcile(kind, namespace, name)
+    // Objects naming a Workspace may have been waiting for it to reach the store.
+    if (kind === 'Workspace') this.#enqueueAll(this.#workspaceIndex.referrers(`${namespace}/${name}`))
+    return result
+  }
+
+  #onObject(kind: GatehouseKind, event: 'upsert' | 'delete', object: KubeObject): void {
+    const { namespace = '', name, uid } = object.metadata
+    const key = workKey(kind, namespace, name)
+    const spec = (object.spec ?? {}) as { workspace?: unknown; secretRef?: { name?: unknown } }
+    if (event === 'delete') {
+      this.#secretIndex.remove(key)
+      this.#workspaceIndex.remove(key)
+      if (uid) {
+        this.#keysByUid.delete(uid)
+        this.#reconciler.forget(uid)
+      }
+      if (kind === 'Workspace') this.#onWorkspaceGone(namespace, name)
+      return
+    }
+    if (uid) this.#keysByUid.set(uid, key)
+    this.#secretIndex.set(key, typeof spec.secretRef?.name === 'string' ? [`${namespace}/${spec.secretRef.name}`] : [])
+    this.#workspaceIndex.set(key, typeof spec.workspace === 'string' ? [`${namespace}/${spec.workspace}`] : [])
+    this.#queue?.add(key)
+  }
+
+  /** Its rows cascade away in the store: dependents must write again (or report RefNotFound). */
+  #onWorkspaceGone(namespace: string, name: string): void {
+    const referrers = this.#workspaceIndex.referrers(`${namespace}/${name}`)
+    for (const key of referrers) {
+      const { kind, name: referrer } = parseWorkKey(key)
+      const uid = this.#informers.get(kind)?.get(namespace, referrer)?.metadata.uid
+      if (uid) this.#reconciler.invalidate(uid)
+    }
+    this.#enqueueAll(referrers)
+  }
+
+  #enqueueAll(keys: readonly string[]): void {
+    for (const key of keys) this.#queue?.add(key)
+  }
+
+  #resyncAll(): void {
+    for (const [kind, informer] of this.#informers) {
+      for (const object of informer.list()) this.#queue?.add(workKey(kind, object.metadata.namespace ?? '', object.metadata.name))
+    }
+  }
+}
