@@ -9,8 +9,19 @@ import { bearerToken, isAccepted } from './content.ts'
 import { dispatch, jsonObject } from './router.ts'
 import type { Route } from './router.ts'
 
+/** Headers the Messages API sends on every answer; the limits are plausible constants. */
+const rateLimitHeaders: Record<string, string> = {
+  'anthropic-ratelimit-requests-limit': '4000',
+  'anthropic-ratelimit-requests-remaining': '3999',
+  'anthropic-ratelimit-requests-reset': '2026-01-01T00:00:01Z',
+  'anthropic-ratelimit-input-tokens-limit': '2000000',
+  'anthropic-ratelimit-input-tokens-remaining': '1999000',
+  'anthropic-ratelimit-output-tokens-limit': '400000',
+  'anthropic-ratelimit-output-tokens-remaining': '399000',
+}
+
 function requestIdHeaders(exchange: Exchange): Record<string, string> {
-  return { 'request-id': `req_sim${String(exchange.sequence).padStart(8, '0')}` }
+  return { ...rateLimitHeaders, 'request-id': `req_sim${String(exchange.sequence).padStart(8, '0')}` }
 }
 
 function checkAuth(exchange: Exchange): boolean {

@@ -156,6 +156,21 @@ describe('Bedrock simulator', () => {
     expect(response.headers.get('x-amzn-errortype')).toMatch(/^ValidationException:/)
   })
 
+  it('lets a configured guardrail intervene on an unsafe prompt', async () => {
+    const body = {
+      messages: [{ role: 'user', content: [{ text: 'something unsafe' }] }],
+      guardrailConfig: { guardrailIdentifier: 'gr-1', guardrailVersion: '1', trace: 'enabled' },
+    }
+    const answer = (await (await signedPost('/model/m/converse', body)).json()) as { stopReason: string; output: { message: { content: unknown[] } }; trace?: unknown }
+    expect(answer.stopReason).toBe('guardrail_intervened')
+    expect(answer.output.message.content).toEqual([{ text: 'Sorry, the model cannot answer this question.' }])
+    expect(answer.trace).toBeDefined()
+    const decoded = await events(await signedPost('/model/m/converse-stream', body))
+    expect(decoded.find((event) => event.event === 'messageStop')?.data).toMatchObject({ stopReason: 'guardrail_intervened' })
+    const unguarded = (await (await signedPost('/model/m/converse', { messages: body.messages })).json()) as { stopReason: string }
+    expect(unguarded.stopReason).toBe('end_turn')
+  })
+
   it('plays a scripted throttle and an in-stream exception', async () => {
     sim.script({ status: 429 }, { errorAfterChunks: 2, status: 429 })
     const throttled = await signedPost('/model/m/converse', converseBody)

@@ -215,7 +215,7 @@ function converseContent(reply: Reply): unknown[] {
   })
 }
 
-function* converseStreamFrames(reply: Reply, usage: Record<string, number>, sequence: number): Generator<StreamFrame> {
+function* converseStreamFrames(reply: Reply, stopReason: string, usage: Record<string, number>, sequence: number): Generator<StreamFrame> {
   yield eventFrame('messageStart', padded({ role: 'assistant' }, sequence))
   for (let index = 0; index < reply.blocks.length; index++) {
     const block = reply.blocks[index]!
@@ -231,8 +231,19 @@ function* converseStreamFrames(reply: Reply, usage: Record<string, number>, sequ
     }
     yield eventFrame('contentBlockStop', padded({ contentBlockIndex: index }, sequence))
   }
-  yield eventFrame('messageStop', padded({ stopReason: converseStopReasons[reply.finish] }, sequence))
+  yield eventFrame('messageStop', padded({ stopReason }, sequence))
   yield eventFrame('metadata', padded({ usage, metrics: { latencyMs: 1 } }, sequence))
+}
+
+// What a Bedrock guardrail answers in place of the model when it intervenes.
+const guardrailMessage = 'Sorry, the model cannot answer this question.'
+
+/** A request with a `guardrailConfig` whose last user message says "unsafe" is blocked by it. */
+function guardrailIntervenes(body: Record<string, unknown>): boolean {
+  if (!body.guardrailConfig) return false
+  const messages = body.messages as ConverseMessage[]
+  const lastUser = [...messages].reverse().find((message) => message.role === 'user')
+  return /\bunsafe\b/i.test(converseText(lastUser?.content))
 }
 
 async function converse(exchange: Exchange, modelId: string, streaming: boolean): Promise<void> {
@@ -240,22 +251,29 @@ async function converse(exchange: Exchange, modelId: string, streaming: boolean)
   const problem = validateConverse(body)
   if (problem) return fail(exchange, 400, problem)
   if (!modelAllowed(exchange, modelId)) return
-  const reply = planConverse(body!, exchange.options, exchange.sequence)
+  const planned = planConverse(body!, exchange.options, exchange.sequence)
+  const blocked = guardrailIntervenes(body!)
+  const reply: Reply = blocked ? { ...planned, blocks: [{ type: 'text', pieces: [guardrailMessage] }], finish: 'stop', outputTokens: 0, thinkingTokens: 0 } : planned
+  const stopReason = blocked ? 'guardrail_intervened' : converseStopReasons[reply.finish]
   const usage = converseUsage(reply, exchange.options)
   if (streaming) {
-    await exchange.stream({ contentType: eventStreamContentType, headers: requestIdHeader(exchange), frames: converseStreamFrames(reply, usage, exchange.sequence) })
+    await exchange.stream({
+      contentType: eventStreamContentType,
+      headers: requestIdHeader(exchange),
+      frames: converseStreamFrames(reply, stopReason, usage, exchange.sequence),
+    })
     return
   }
-  exchange.json(
-    200,
-    {
-      output: { message: { role: 'assistant', content: converseContent(reply) } },
-      stopReason: converseStopReasons[reply.finish],
-      usage,
-      metrics: { latencyMs: 1 },
-    },
-    requestIdHeader(exchange),
-  )
+  const answer: Record<string, unknown> = {
+    output: { message: { role: 'assistant', content: converseContent(reply) } },
+    stopReason,
+    usage,
+    metrics: { latencyMs: 1 },
+  }
+  if (blocked && (body!.guardrailConfig as { trace?: unknown }).trace === 'enabled') {
+    answer.trace = { guardrail: { inputAssessment: { simulator: { contentPolicy: { filters: [{ type: 'VIOLENCE', confidence: 'HIGH', action: 'BLOCKED' }] } } } } }
+  }
+  exchange.json(200, answer, requestIdHeader(exchange))
 }
 
 // ---- InvokeModel -----------------------------------------------------------------------------

@@ -112,13 +112,6 @@ export function planReply(request: ReplyRequest, options: SimulatorOptions, ids:
   return { blocks, finish, stopSequence, promptTokens, outputTokens, thinkingTokens }
 }
 
-/** The text of a reply's text blocks. */
-export function replyText(reply: Reply): string {
-  let text = ''
-  for (const block of reply.blocks) if (block.type === 'text') text += block.pieces.join('')
-  return text
-}
-
 export function sequenceId(prefix: string, sequence: number): string {
   return `${prefix}${String(sequence).padStart(8, '0')}`
 }
