@@ -193,6 +193,17 @@ describe('keys, routing and errors', () => {
     await expect(consume()).rejects.toThrow()
   })
 
+  it('relays an in-band provider error mid-stream as an error event, not [DONE]', async () => {
+    simulator.script({ errorAfterChunks: 2, status: 500 })
+    const stream = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'long answer' }], stream: true })
+    const consume = async (): Promise<void> => {
+      for await (const _chunk of stream) {
+        /* drain */
+      }
+    }
+    await expect(consume()).rejects.toThrow()
+  })
+
   it('aborts the upstream request when the client disconnects mid-stream', async () => {
     simulator.options.tokenIntervalMs = 50
     try {

@@ -4,7 +4,7 @@
  * through `openai-compatible.ts` with their own base URL and quirks.
  */
 import type { ProviderAdapter, ProviderErrorInfo, StreamTransform, TargetContext, Translated } from '../adapter.ts'
-import { MalformedResponseError } from '../adapter.ts'
+import { MalformedResponseError, ProviderStreamError } from '../adapter.ts'
 import type {
   ChatChunk,
   ChatRequest,
@@ -48,6 +48,8 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
     step(state, event) {
       const chunk = event.data as Chunk
       if (!isRecord(chunk)) return []
+      // OpenAI-compatible servers report a failure after the headers as an in-band `{"error":…}`.
+      if (isRecord(chunk.error)) throw new ProviderStreamError(streamErrorInfo(chunk.error))
       const reason = chunk.choices?.[0]?.finish_reason
       if (reason) state.finishReason = finishReasonFromOpenAI(reason)
       if (chunk.usage) state.usage = usageFromOpenAI(chunk.usage)
@@ -55,6 +57,12 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
     },
     finish: (state) => ({ chunks: [], usage: state.usage, finishReason: state.finishReason }),
   }
+}
+
+/** An in-band stream error has no HTTP status of its own: a server-side failure unless it says otherwise. */
+function streamErrorInfo(error: Record<string, unknown>): ProviderErrorInfo {
+  const status = typeof error.code === 'number' ? error.code : error.type === 'invalid_request_error' ? 400 : 500
+  return parseOpenAIError(status, {}, { error })
 }
 
 export function parseOpenAIError(status: number, headers: Readonly<Record<string, string>>, body: unknown): ProviderErrorInfo {
