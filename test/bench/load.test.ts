@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { LatencyRecorder, percentile, summarize } from './histogram.ts'
 import type { LoadResult } from './load.ts'
-import { aggregate, checkTargets, median, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
+import { aggregate, checkTargets, cpuModelRatio, median, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 describe('percentile (nearest rank)', () => {
   const oneToHundred = Array.from({ length: 100 }, (_, index) => index + 1)
@@ -138,5 +138,19 @@ describe('aggregate and targets', () => {
     const runs = [run('sat', 'bare', 1, fakeResult({ rps: 1000 })), run('sat', 'gatehouse', 1, fakeResult({ rps: 800, foreignCores: 1.4 }))]
     const aggregates = [aggregate(runs, 'sat', 'bare')!, aggregate(runs, 'sat', 'gatehouse')!]
     expect(checkTargets(aggregates)[0]).toMatchObject({ pass: true, reliable: false, foreignCores: 1.4 })
+  })
+
+  it('predicts the shared-core throughput ratio from CPU per request', () => {
+    const withCpu = (target: 'bare' | 'gatehouse', proxyUs: number): ScenarioRun => {
+      const result = fakeResult({ rps: 1 })
+      result.requests = 1000
+      result.processes = [
+        { name: target, pid: 1, cpuMs: proxyUs, cpuUsPerRequest: proxyUs, cores: 0.5, rssMaxKb: 1, hwmKb: 1 },
+        { name: 'simulator', pid: 2, cpuMs: 40, cpuUsPerRequest: 40, cores: 0.2, rssMaxKb: 1, hwmKb: 1 },
+      ]
+      return run('sat', target, 1, result)
+    }
+    const runs = [withCpu('bare', 60), withCpu('gatehouse', 160)]
+    expect(cpuModelRatio(aggregate(runs, 'sat', 'bare'), aggregate(runs, 'sat', 'gatehouse'))).toBeCloseTo(0.5)
   })
 })

@@ -152,6 +152,20 @@ function verdict(value: number | null, entries: (Aggregate | null)[], passes: (v
   }
 }
 
+/**
+ * The throughput ratio predicted from CPU time per request, for layout B where the simulator and
+ * the target share one core: (bare + simulator µs/req) ÷ (Gatehouse + simulator µs/req). CPU per
+ * request barely moves with foreign load, so this is the noise-robust reading of the ratio.
+ */
+export function cpuModelRatio(bare: Aggregate | null, gatehouse: Aggregate | null): number | null {
+  const bareUs = bare?.proxyCpuUsPerRequest
+  const gatehouseUs = gatehouse?.proxyCpuUsPerRequest
+  if (bareUs === null || bareUs === undefined || gatehouseUs === null || gatehouseUs === undefined) return null
+  const simulatorUs = median([bare!.simulatorCpuUsPerRequest ?? Number.NaN, gatehouse!.simulatorCpuUsPerRequest ?? Number.NaN])
+  const shared = Number.isNaN(simulatorUs) ? 0 : simulatorUs
+  return (bareUs + shared) / (gatehouseUs + shared)
+}
+
 export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
   const satBare = find(aggregates, 'sat', 'bare')
   const satGate = find(aggregates, 'sat', 'gatehouse')
@@ -182,6 +196,7 @@ export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
         directRps: find(aggregates, 'sat', 'direct')?.requestsPerS ?? null,
         gatehouseCpuUsPerRequest: satGate?.proxyCpuUsPerRequest ?? null,
         bareCpuUsPerRequest: satBare?.proxyCpuUsPerRequest ?? null,
+        cpuModelRatio: cpuModelRatio(satBare, satGate),
       },
     },
     {
@@ -293,6 +308,8 @@ export function formatChecks(checks: TargetCheck[]): string {
     }
     if (check.id === 'throughput') {
       lines.push(`         req/s: Gatehouse ${num(check.context.gatehouseRps)}, bare ${num(check.context.bareRps)}, direct ${num(check.context.directRps)}; CPU µs/req: Gatehouse ${num(check.context.gatehouseCpuUsPerRequest)}, bare ${num(check.context.bareCpuUsPerRequest)}`)
+      const model = check.context.cpuModelRatio ?? null
+      lines.push(`         ratio predicted from CPU per request (target + simulator sharing one core): ${model === null ? '—' : `${(model * 100).toFixed(1)} %`}`)
     }
   }
   lines.push('Definitions:')
