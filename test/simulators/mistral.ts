@@ -50,6 +50,7 @@ const dialect: ChatDialect = {
   toolCallId: (sequence) => `sim${String(sequence).padStart(6, '0')}`.slice(-9),
   usage: (reply, outputTokens) => ({ prompt_tokens: reply.promptTokens, completion_tokens: outputTokens, total_tokens: reply.promptTokens + outputTokens }),
   streamUsage: 'finish_chunk',
+  streamOptionsNeedStream: false,
   toolArgumentsInPieces: false,
   responseFields: {},
 }

@@ -21,6 +21,8 @@ export interface ChatDialect extends WireDialect {
    * (OpenAI, Azure). `finish_chunk`: always, on the chunk that carries the finish reason (Mistral).
    */
   streamUsage: 'include_usage' | 'finish_chunk'
+  /** OpenAI and Azure refuse `stream_options` on a request that does not stream. */
+  streamOptionsNeedStream: boolean
   /** OpenAI streams a tool call's name first and its arguments in pieces; Mistral sends it whole. */
   toolArgumentsInPieces: boolean
   /** Fields added to the response and to every chunk (e.g. `system_fingerprint`). */
@@ -117,6 +119,7 @@ export const openaiChatDialect: Omit<ChatDialect, 'errorBody' | 'headers'> = {
   toolCallId: (sequence) => sequenceId('call_sim', sequence),
   usage: detailedUsage,
   streamUsage: 'include_usage',
+  streamOptionsNeedStream: true,
   toolArgumentsInPieces: true,
   responseFields: { service_tier: 'default', system_fingerprint: systemFingerprint },
 }
@@ -136,6 +139,9 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
   if (pathModel === undefined && unknownModel(exchange, dialect, model)) return
   const n = typeof body.n === 'number' ? body.n : 1
   if (!Number.isInteger(n) || n < 1 || n > 128) return invalid(exchange, dialect, `Invalid 'n': expected an integer between 1 and 128, got ${n}.`, 'n')
+  if (dialect.streamOptionsNeedStream && body.stream_options != null && body.stream !== true) {
+    return invalid(exchange, dialect, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', 'invalid_value')
+  }
   const messages = body.messages as ChatMessageIn[]
   const reply = planChat(body, messages, exchange.options, dialect.toolCallId(exchange.sequence))
   const response: ChatResponseInput = {

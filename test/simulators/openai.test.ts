@@ -187,6 +187,14 @@ describe('OpenAI simulator, official SDK', () => {
     expect(text).toBe('Echo: Say this alpha bravo charlie')
   })
 
+  it("refuses stream_options on a request that does not stream, as OpenAI does", async () => {
+    const error = await client.chat.completions
+      .create({ model: 'gpt-4o', stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] })
+      .catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('stream_options')
+  })
+
   it('lists models', async () => {
     const page = await client.models.list()
     expect(page.data.map((model) => model.id)).toContain('gpt-4o')
