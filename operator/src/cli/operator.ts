@@ -18,6 +18,8 @@ import { HttpKubeClient, loadKubeConfig } from '../kube/http-client.ts'
 import { LeaderElector } from '../kube/leader-election.ts'
 import { serveControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
+const STREAM_SHUTDOWN_GRACE_MS = 2_000
+
 export interface OperatorOptions extends ControlPlaneOptions {
   host: string
   port: number
@@ -95,7 +97,14 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
       await controllers.stopReconciling()
       await elector.stop()
       await controllers.stop()
-      await controlPlane.close()
+      // Gateways' snapshot streams never end on their own and would hold the server open; after a
+      // grace period for ordinary requests they are cut, and gateways reconnect to another replica.
+      const cutStreams = setTimeout(() => controlPlane.adminApp.server.closeAllConnections(), STREAM_SHUTDOWN_GRACE_MS)
+      try {
+        await controlPlane.close()
+      } finally {
+        clearTimeout(cutStreams)
+      }
     },
   }
 }

@@ -1,0 +1,276 @@
+/**
+ * The operator for real: a kube-apiserver (etcd + kube-apiserver from .tools/k8s/bin) with the
+ * generated CRDs, PostgreSQL, `gatehouse operator` processes and a `gatehouse gateway` process on
+ * loopback in front of the OpenAI simulator.
+ *
+ * - CRs are reconciled into PostgreSQL (managedBy kubernetes) and enforced by the gateway with the
+ *   credential from the referenced Secret; `Programmed` turns True once the gateway ACKed.
+ * - A Provider whose Secret is missing is refused (Accepted=False/SecretNotFound + Warning Event)
+ *   and accepted as soon as the Secret appears; changing the Secret rotates the credential.
+ * - Deleting a CR removes its row (finalizer) and the gateway stops routing to it.
+ * - Two operator replicas: one holds the Lease and writes; when it stops, the other takes over.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CoreV1Api, CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { generateApiKey } from '@gatehouse/gateway/snapshot'
+import { GROUP, VERSION, type Condition } from '../../crds/src/index.ts'
+import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
+import type { Store } from '../../operator/src/store/index.ts'
+import { startOpenAISimulator } from '../simulators/openai.ts'
+import type { Simulator } from '../simulators/index.ts'
+import { pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
+import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
+import { installCrds, repoRoot } from './kube.ts'
+
+const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl'])
+const backends = await testBackends()
+const postgres = backends.find((backend) => backend.name === 'postgres')!
+const skipReason = !tools.available ? tools.reason : postgres.skip
+if (skipReason) console.warn(`[test/k8s/operator] skipped: ${skipReason}`)
+
+const NAMESPACE = 'gatehouse-operator-test'
+const PEPPER = randomBytes(32).toString('base64url')
+const GATEWAY_TOKEN = randomBytes(24).toString('base64url')
+const ADMIN_KEY = generateApiKey('admin')
+const WAIT_MS = 20_000
+
+let server: TestApiServer
+let custom: CustomObjectsApi
+let core: CoreV1Api
+let directory: string
+let simulator: Simulator
+let store: Store
+let dispose: () => Promise<void>
+let databaseUrl: string
+const operators: GatehouseProcess[] = []
+let gateway: GatehouseProcess
+let gatewayUrl: string
+let workspaceKey: string
+
+function operatorEnv(identity: string): Record<string, string> {
+  return {
+    KUBECONFIG: server.kubeconfigPath,
+    GATEHOUSE_DATABASE_URL: databaseUrl,
+    GATEHOUSE_KEY_PEPPER: PEPPER,
+    GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    GATEHOUSE_GATEWAY_TOKEN: GATEWAY_TOKEN,
+    GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY,
+    GATEHOUSE_WATCH_NAMESPACE: NAMESPACE,
+    POD_NAMESPACE: NAMESPACE,
+    POD_NAME: identity,
+    // Short lease: a crashed leader is replaced within seconds in this suite.
+    GATEHOUSE_LEASE_DURATION_SECONDS: '4',
+  }
+}
+
+async function startOperator(identity: string): Promise<{ process: GatehouseProcess; url: string }> {
+  const process = startGatehouse(['operator', '--port', '0', '--data-dir', join(directory, identity)], operatorEnv(identity))
+  operators.push(process)
+  const line = await process.waitForLog((entry) => entry.msg === 'operator is serving')
+  return { process, url: line.url! }
+}
+
+const plural = { Workspace: 'workspaces', Provider: 'providers', Config: 'configs' } as const
+type Kind = keyof typeof plural
+
+function apply(kind: Kind, name: string, spec: Record<string, unknown>) {
+  const body = { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name, namespace: NAMESPACE }, spec }
+  return custom
+    .getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: plural[kind], name })
+    .then(
+      (existing: { metadata: { resourceVersion: string } }) =>
+        custom.replaceNamespacedCustomObject({
+          group: GROUP, version: VERSION, namespace: NAMESPACE, plural: plural[kind], name,
+          body: { ...existing, spec, metadata: { ...existing.metadata } },
+        }),
+      () => custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: plural[kind], body }),
+    )
+}
+
+async function getObject(kind: Kind, name: string): Promise<{ metadata: { generation: number; finalizers?: string[] }; status?: { conditions?: Condition[]; adminId?: string; observedGeneration?: number } } | null> {
+  try {
+    return await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: plural[kind], name })
+  } catch {
+    return null
+  }
+}
+
+function condition(object: Awaited<ReturnType<typeof getObject>>, type: string): Condition | undefined {
+  return object?.status?.conditions?.find((c) => c.type === type)
+}
+
+async function untilCondition(kind: Kind, name: string, type: string, status: string, reason?: string): Promise<Condition> {
+  let found: Condition | undefined
+  await pollUntil(async () => {
+    const object = await getObject(kind, name)
+    found = condition(object, type)
+    return found?.status === status && (reason === undefined || found.reason === reason) && found.observedGeneration === object?.metadata.generation
+  }, WAIT_MS, 50).catch((error: unknown) => {
+    throw new Error(`${kind}/${name} never had ${type}=${status}${reason ? `/${reason}` : ''}; last: ${JSON.stringify(found)}\n${String(error)}`)
+  })
+  return found!
+}
+
+async function putSecret(name: string, value: string): Promise<void> {
+  const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NAMESPACE }, stringData: { apiKey: value } }
+  try {
+    await core.replaceNamespacedSecret({ name, namespace: NAMESPACE, body })
+  } catch {
+    await core.createNamespacedSecret({ namespace: NAMESPACE, body })
+  }
+}
+
+async function chat(key: string): Promise<number> {
+  const response = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'x-gateway-provider': '@sim', 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  await response.arrayBuffer()
+  return response.status
+}
+
+async function leaseHolder(): Promise<string | null | undefined> {
+  const lease = await server.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'gatehouse-operator', namespace: NAMESPACE })
+  return lease.spec?.holderIdentity
+}
+
+describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + PostgreSQL${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
+  let leader: { process: GatehouseProcess; url: string }
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'gatehouse-operator-'))
+    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50 })])
+    server = started
+    store = opened.store
+    dispose = opened.dispose
+    databaseUrl = opened.url!
+    simulator = sim
+    await installCrds(server, join(repoRoot, 'crds/generated'))
+    core = server.kubeConfig.makeApiClient(CoreV1Api)
+    custom = server.kubeConfig.makeApiClient(CustomObjectsApi)
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } })
+
+    leader = await startOperator('operator-a')
+    await leader.process.waitForLog((entry) => entry.msg === 'became the leader', WAIT_MS)
+    gateway = startGatehouse(['gateway'], {
+      GATEHOUSE_KEY_PEPPER: PEPPER,
+      GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      GATEHOUSE_GATEWAY_TOKEN: GATEWAY_TOKEN,
+      GATEHOUSE_PORT: '0',
+      GATEHOUSE_CONTROL_PLANE_URL: leader.url,
+      GATEHOUSE_SNAPSHOT_CACHE: join(directory, 'gateway.snapshot'),
+      GATEHOUSE_GATEWAY_ID: 'gateway-1',
+    })
+    gatewayUrl = (await gateway.waitForLog((entry) => entry.msg === 'gateway is serving')).url!
+  }, 120_000)
+
+  afterAll(async () => {
+    await gateway?.stop()
+    await Promise.all(operators.map((operator) => operator.stop()))
+    await server?.stop()
+    await dispose?.()
+    await simulator?.close()
+    if (directory) await rm(directory, { recursive: true, force: true })
+  })
+
+  it('refuses a Provider whose Secret is missing, with a Warning Event, and accepts it once the Secret exists', async () => {
+    await apply('Workspace', 'team-a', { name: 'Team A' })
+    await untilCondition('Workspace', 'team-a', 'Accepted', 'True')
+    await apply('Provider', 'sim', { kind: 'openai', baseUrl: simulator.baseUrl, workspace: 'team-a', secretRef: { name: 'sim-credentials', key: 'apiKey' } })
+    const refused = await untilCondition('Provider', 'sim', 'Accepted', 'False', 'SecretNotFound')
+    expect(refused.message).toContain("Secret 'sim-credentials' not found")
+    expect(condition(await getObject('Provider', 'sim'), 'Ready')).toMatchObject({ status: 'False', reason: 'SecretNotFound' })
+    await pollUntil(async () => {
+      const events = await core.listNamespacedEvent({ namespace: NAMESPACE })
+      return events.items.some((event) => event.type === 'Warning' && event.reason === 'SecretNotFound' && event.involvedObject.name === 'sim')
+    }, WAIT_MS, 100)
+
+    await putSecret('sim-credentials', 'sk-first')
+    await untilCondition('Provider', 'sim', 'Accepted', 'True')
+  }, 60_000)
+
+  it('stores CRs as managed rows and the gateway enforces them with the Secret credential; Programmed after the ACK', async () => {
+    const programmed = await untilCondition('Provider', 'sim', 'Programmed', 'True')
+    expect(programmed.observedGeneration).toBe(1)
+    await untilCondition('Provider', 'sim', 'Ready', 'True')
+    await untilCondition('Workspace', 'team-a', 'Programmed', 'True')
+
+    const organizationId = (await store.organizations.first())!.id
+    const workspace = (await store.workspaces.get(organizationId, 'team-a'))!
+    expect(workspace).toMatchObject({ name: 'Team A', managedBy: 'kubernetes' })
+    expect((await getObject('Workspace', 'team-a'))!.status!.adminId).toBe(workspace.id)
+    const provider = (await store.providers.getBySlug(organizationId, workspace.id, 'sim'))!
+    expect(provider).toMatchObject({ kind: 'openai', baseUrl: simulator.baseUrl, managedBy: 'kubernetes', hasCredentials: true })
+    expect((await getObject('Provider', 'sim'))!.metadata.finalizers).toContain('gatehouse.dev/cleanup')
+
+    const created = await fetch(`${gatewayUrl}/v1/api-keys/workspace/service`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'app', workspace_id: workspace.id, scopes: ['completions.write'] }),
+    })
+    const createdBody = (await created.json()) as { key: string }
+    expect(created.status, JSON.stringify(createdBody)).toBe(200)
+    workspaceKey = createdBody.key
+    await pollUntil(async () => (await chat(workspaceKey)) === 200, WAIT_MS, 50)
+    expect(simulator.requests.at(-1)?.headers.authorization).toBe('Bearer sk-first')
+  }, 60_000)
+
+  it('rotates the credential on the gateway when the referenced Secret changes', async () => {
+    await putSecret('sim-credentials', 'sk-rotated')
+    await pollUntil(async () => {
+      await chat(workspaceKey)
+      return simulator.requests.at(-1)?.headers.authorization === 'Bearer sk-rotated'
+    }, WAIT_MS, 50)
+    // A Secret change is not a spec change: the generation stays; Programmed follows the new write.
+    const programmed = await untilCondition('Provider', 'sim', 'Programmed', 'True')
+    expect(programmed.observedGeneration).toBe(1)
+  }, 60_000)
+
+  it('refuses an invalid spec that the CRD schema cannot catch (a Workspace that does not exist) and recovers when fixed', async () => {
+    await apply('Config', 'routing', { workspace: 'no-such-team', config: { provider: '@sim' } })
+    const refused = await untilCondition('Config', 'routing', 'Accepted', 'False', 'RefNotFound')
+    expect(refused.message).toContain("no Workspace named 'no-such-team'")
+    await apply('Config', 'routing', { workspace: 'team-a', config: { provider: '@sim' } })
+    const accepted = await untilCondition('Config', 'routing', 'Accepted', 'True')
+    expect(accepted.observedGeneration).toBe(2)
+    const organizationId = (await store.organizations.first())!.id
+    const workspace = (await store.workspaces.get(organizationId, 'team-a'))!
+    expect(await store.configs.get(organizationId, 'routing', workspace.id)).toMatchObject({ managedBy: 'kubernetes', config: { provider: '@sim' } })
+  }, 60_000)
+
+  it('deleting a CR removes its row and the gateway stops routing to it', async () => {
+    const organizationId = (await store.organizations.first())!.id
+    const workspace = (await store.workspaces.get(organizationId, 'team-a'))!
+    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: 'providers', name: 'sim' })
+    await pollUntil(async () => (await getObject('Provider', 'sim')) === null, WAIT_MS, 50)
+    expect(await store.providers.getBySlug(organizationId, workspace.id, 'sim')).toBeNull()
+    await pollUntil(async () => (await chat(workspaceKey)) !== 200, WAIT_MS, 50)
+  }, 60_000)
+
+  it('runs two replicas with one leader, and the other takes over when the leader stops', async () => {
+    const follower = await startOperator('operator-b')
+    expect(await leaseHolder()).toBe('operator-a')
+    // The follower keeps its informers warm but does not write.
+    await apply('Provider', 'second', { kind: 'openai', baseUrl: simulator.baseUrl, workspace: 'team-a', secretRef: { name: 'sim-credentials', key: 'apiKey' } })
+    await untilCondition('Provider', 'second', 'Accepted', 'True')
+    expect(follower.process.lines.some((line) => line.msg === 'applied to the admin store')).toBe(false)
+    expect(follower.process.lines.some((line) => line.msg === 'became the leader')).toBe(false)
+
+    // Graceful stop releases the Lease: the follower takes over without waiting for expiry.
+    await leader.process.stop()
+    await follower.process.waitForLog((entry) => entry.msg === 'became the leader', WAIT_MS)
+    expect(await leaseHolder()).toBe('operator-b')
+
+    await apply('Provider', 'third', { kind: 'openai', baseUrl: simulator.baseUrl, workspace: 'team-a', secretRef: { name: 'sim-credentials', key: 'apiKey' } })
+    await untilCondition('Provider', 'third', 'Accepted', 'True')
+    const organizationId = (await store.organizations.first())!.id
+    const workspace = (await store.workspaces.get(organizationId, 'team-a'))!
+    expect(await store.providers.getBySlug(organizationId, workspace.id, 'third')).toMatchObject({ managedBy: 'kubernetes' })
+    expect(follower.process.lines.some((line) => line.msg === 'applied to the admin store' && line.name === 'third')).toBe(true)
+  }, 60_000)
+})
