@@ -59,8 +59,44 @@ export function validateMessages(body: Record<string, unknown>, where: { modelIn
   if (typeof body.max_tokens !== 'number') return { status: 400, message: 'max_tokens: Field required' }
   if (body.max_tokens < 1) return { status: 400, message: 'max_tokens: Input should be greater than or equal to 1' }
   if (!Array.isArray(body.messages) || body.messages.length === 0) return { status: 400, message: 'messages: at least one message is required' }
-  const first = body.messages[0] as { role?: unknown } | undefined
-  if (first?.role !== 'user' && first?.role !== 'assistant') return { status: 400, message: 'messages.0.role: Input should be \'user\' or \'assistant\'' }
+  const message = conversationProblem(body.messages as MessageIn[])
+  return message ? { status: 400, message } : null
+}
+
+interface ContentBlockIn {
+  type?: unknown
+  id?: unknown
+  tool_use_id?: unknown
+}
+
+function blocksOf(message: MessageIn | undefined, type: string): ContentBlockIn[] {
+  return Array.isArray(message?.content) ? (message.content as ContentBlockIn[]).filter((block) => block?.type === type) : []
+}
+
+/**
+ * The conversation rules a translating gateway most easily breaks: only user/assistant roles (the
+ * system prompt is a top-level field), and every `tool_use` answered by a `tool_result` with its id
+ * in the very next message, and no `tool_result` without its `tool_use`.
+ */
+function conversationProblem(messages: MessageIn[]): string | null {
+  for (const [index, message] of messages.entries()) {
+    if (message?.role === 'system') {
+      return `messages.${index}.role: Unexpected role "system". The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`
+    }
+    if (message?.role !== 'user' && message?.role !== 'assistant') return `messages.${index}.role: Input should be 'user' or 'assistant'`
+    const previousUses = new Set(blocksOf(messages[index - 1], 'tool_use').map((block) => block.id))
+    const orphan = blocksOf(message, 'tool_result').find((block) => !previousUses.has(block.tool_use_id))
+    if (orphan) {
+      return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(orphan.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`
+    }
+    const uses = blocksOf(message, 'tool_use')
+    if (uses.length === 0 || index === messages.length - 1) continue
+    const answered = new Set(blocksOf(messages[index + 1], 'tool_result').map((block) => block.tool_use_id))
+    const unanswered = uses.filter((block) => !answered.has(block.id)).map((block) => String(block.id))
+    if (unanswered.length > 0) {
+      return `messages.${index + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`
+    }
+  }
   return null
 }
 

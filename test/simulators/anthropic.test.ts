@@ -139,6 +139,22 @@ describe('Anthropic simulator, official SDK', () => {
     expect(message.content.map((block) => block.type)).toEqual(['tool_use'])
   })
 
+  it('refuses a system role in messages and unpaired tool_use / tool_result blocks', async () => {
+    const create = (messages: unknown[]): Promise<unknown> =>
+      client.messages.create({ model: 'm', max_tokens: 5, messages } as Anthropic.MessageCreateParamsNonStreaming).catch((caught: unknown) => caught)
+    expect(await create([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'x' }])).toBeInstanceOf(Anthropic.BadRequestError)
+    const use = { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} }
+    const unanswered = await create([{ role: 'user', content: 'x' }, { role: 'assistant', content: [use] }, { role: 'user', content: 'y' }])
+    expect((unanswered as Error).message).toContain('toolu_1')
+    expect(await create([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'sunny' }] }])).toBeInstanceOf(Anthropic.BadRequestError)
+    const answered = await create([
+      { role: 'user', content: 'weather in Oslo' },
+      { role: 'assistant', content: [use] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] },
+    ])
+    expect(answered).toMatchObject({ type: 'message', stop_reason: 'end_turn' })
+  })
+
   it('counts tokens', async () => {
     const counted = await client.messages.countTokens({ model: 'claude-sim-1', messages: [{ role: 'user', content: 'x'.repeat(40) }] })
     expect(counted.input_tokens).toBe(11)

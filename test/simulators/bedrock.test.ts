@@ -154,6 +154,8 @@ describe('Bedrock simulator', () => {
     const response = await signedPost('/model/m/converse', { messages: [{ role: 'assistant', content: [{ text: 'x' }] }] })
     expect(response.status).toBe(400)
     expect(response.headers.get('x-amzn-errortype')).toMatch(/^ValidationException:/)
+    const system = await signedPost('/model/m/converse', { messages: [{ role: 'system', content: [{ text: 'x' }] }] })
+    expect(((await system.json()) as { message: string }).message).toContain("'messages.1.member.role'")
   })
 
   it('lets a configured guardrail intervene on an unsafe prompt', async () => {

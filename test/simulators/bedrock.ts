@@ -156,6 +156,11 @@ const converseStopReasons: Record<ReplyFinish, string> = { stop: 'end_turn', len
 function validateConverse(body: Record<string, unknown> | null): string | null {
   if (!body) return 'Malformed input request, please reformat your input and try again.'
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'The model returned the following errors: messages: at least one message is required'
+  const badRole = (body.messages as ConverseMessage[]).findIndex((message) => message?.role !== 'user' && message?.role !== 'assistant')
+  if (badRole >= 0) {
+    const role = String((body.messages[badRole] as ConverseMessage).role)
+    return `1 validation error detected: Value '${role}' at 'messages.${badRole + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]`
+  }
   if ((body.messages[0] as ConverseMessage).role !== 'user') {
     return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.'
   }

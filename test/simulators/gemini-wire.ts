@@ -99,6 +99,8 @@ export function planGenerate(body: Record<string, unknown> | null, model: string
   if (!body) return 'Invalid JSON payload received.'
   if (!Array.isArray(body.contents) || body.contents.length === 0) return '* GenerateContentRequest.contents: contents is not specified\n'
   const contents = body.contents as Content[]
+  // Gemini knows only `user` and `model`; an OpenAI `assistant` or `system` role is refused.
+  if (contents.some((content) => content?.role !== undefined && content.role !== 'user' && content.role !== 'model')) return 'Please use a valid role: user, model.'
   const config = (body.generationConfig ?? {}) as GenerationConfig
   let prompt = ''
   for (let i = contents.length - 1; i >= 0 && prompt === ''; i--) {

@@ -108,6 +108,8 @@ describe('Gemini API simulator', () => {
   })
 
   it('answers Google-shaped errors: missing key, bad key, scripted 429 with RetryInfo, in-stream error', async () => {
+    const wrongRole = await post('/v1beta/models/m:generateContent', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] })
+    expect(((await wrongRole.json()) as { error: { message: string } }).error.message).toBe('Please use a valid role: user, model.')
     const missing = await post('/v1beta/models/m:generateContent', ask('x'), {})
     expect(missing.status).toBe(403)
     expect(((await missing.json()) as { error: { status: string } }).error.status).toBe('PERMISSION_DENIED')

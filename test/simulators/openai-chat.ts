@@ -38,6 +38,45 @@ export interface ChatDialect extends WireDialect {
 interface ChatMessageIn {
   role?: unknown
   content?: unknown
+  tool_calls?: unknown
+  tool_call_id?: unknown
+}
+
+/**
+ * OpenAI's tool-turn rules, which a translating gateway easily breaks: an assistant message with
+ * `tool_calls` is followed by one `tool` message per call id, and a `tool` message answers a call.
+ */
+const unansweredCalls = (ids: Set<string>): string =>
+  `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...ids].join(', ')}`
+
+function toolTurnProblem(messages: ChatMessageIn[]): { message: string; param: string } | null {
+  let pending = new Set<string>()
+  let callIds = new Set<string>()
+  for (const [index, message] of messages.entries()) {
+    if (message?.role === 'tool') {
+      if (!callIds.has(String(message.tool_call_id))) {
+        return { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: `messages.[${index}].role` }
+      }
+      pending.delete(String(message.tool_call_id))
+      continue
+    }
+    if (pending.size > 0) {
+      return {
+        message: unansweredCalls(pending),
+        param: `messages.[${index}].role`,
+      }
+    }
+    const calls = message?.role === 'assistant' && Array.isArray(message.tool_calls) ? (message.tool_calls as Array<{ id?: unknown }>) : []
+    callIds = new Set(calls.map((call) => String(call?.id)))
+    pending = new Set(callIds)
+  }
+  if (pending.size > 0) {
+    return {
+      message: unansweredCalls(pending),
+      param: `messages.[${messages.length - 1}].role`,
+    }
+  }
+  return null
 }
 
 interface ToolIn {
@@ -143,6 +182,8 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
     return invalid(exchange, dialect, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options', 'invalid_value')
   }
   const messages = body.messages as ChatMessageIn[]
+  const toolProblem = toolTurnProblem(messages)
+  if (toolProblem) return invalid(exchange, dialect, toolProblem.message, toolProblem.param)
   const reply = planChat(body, messages, exchange.options, dialect.toolCallId(exchange.sequence))
   const response: ChatResponseInput = {
     id: dialect.completionId(exchange.sequence),

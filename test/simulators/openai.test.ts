@@ -195,6 +195,24 @@ describe('OpenAI simulator, official SDK', () => {
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('stream_options')
   })
 
+  it('enforces the tool-turn rules: every tool call answered, no tool message without a call', async () => {
+    const call = { id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }
+    const unanswered = await client.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [call] }, { role: 'user', content: 'y' }] })
+      .catch((caught: unknown) => caught)
+    expect((unanswered as Error).message).toContain('call_1')
+    const orphan = await client.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'call_9', content: 'sunny' }] })
+      .catch((caught: unknown) => caught)
+    expect(orphan).toBeInstanceOf(OpenAI.BadRequestError)
+    const answered = await client.chat.completions.create({
+      model: 'gpt-4o',
+      tools: [weatherTool],
+      messages: [{ role: 'user', content: 'weather in Oslo' }, { role: 'assistant', tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_1', content: 'sunny' }],
+    })
+    expect(answered.choices[0]?.finish_reason).toBe('stop')
+  })
+
   it('lists models', async () => {
     const page = await client.models.list()
     expect(page.data.map((model) => model.id)).toContain('gpt-4o')
