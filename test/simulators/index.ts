@@ -19,4 +19,11 @@ export const providers: Readonly<Record<string, ProviderDefinition>> = {
 }
 
 export { startSimulator } from './base.ts'
+export { startAnthropicSimulator } from './anthropic.ts'
+export { startAzureSimulator } from './azure.ts'
+export { startBedrockSimulator } from './bedrock.ts'
+export { startCohereSimulator } from './cohere.ts'
+export { startGoogleSimulator } from './google.ts'
+export { startMistralSimulator } from './mistral.ts'
+export { startOpenAISimulator } from './openai.ts'
 export type { Fault, RecordedRequest, Simulator, SimulatorOptions } from './base.ts'
