@@ -90,7 +90,7 @@ export class ControllerManager {
     }
     this.#unsubscribe.push(this.#secrets.on((_event, secret) => this.#enqueueAll(this.#secretIndex.referrers(objectKey(secret.metadata)))))
     this.#secrets.start()
-    this.#unsubscribe.push(this.#options.registry.onChange(() => this.#enqueueAll(this.#tracker.pending().flatMap((uid) => this.#keysByUid.get(uid) ?? []))))
+    this.#unsubscribe.push(this.#options.registry.onChange(() => this.#enqueueAll(this.#tracker.waiting().flatMap((uid) => this.#keysByUid.get(uid) ?? []))))
     await Promise.all([...this.#informers.values(), this.#secrets].map((informer) => informer.synced))
   }
 

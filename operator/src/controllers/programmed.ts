@@ -12,6 +12,8 @@ export class ProgrammedTracker {
   readonly #publisher: SnapshotPublisher
   readonly #registry: GatewayRegistry
   readonly #required = new Map<string, number>()
+  /** Objects whose status last said not Programmed: they are re-checked when a gateway reports. */
+  readonly #waiting = new Set<string>()
 
   constructor(publisher: SnapshotPublisher, registry: GatewayRegistry) {
     this.#publisher = publisher
@@ -40,10 +42,18 @@ export class ProgrammedTracker {
 
   forget(uid: string): void {
     this.#required.delete(uid)
+    this.#waiting.delete(uid)
   }
 
-  /** Programmed state of the object's last write. */
-  state(uid: string): Programming {
+  /** The Programmed state for the object's status, remembering objects that still wait. */
+  observe(uid: string): Programming {
+    const programming = this.#state(uid)
+    if (programming.programmed) this.#waiting.delete(uid)
+    else this.#waiting.add(uid)
+    return programming
+  }
+
+  #state(uid: string): Programming {
     const required = this.#required.get(uid)
     if (required === undefined) return { programmed: false, reason: 'Pending', message: 'The resource has not been written to the admin store yet.' }
     const connected = this.#registry.list().filter((gateway) => gateway.connected)
@@ -66,8 +76,11 @@ export class ProgrammedTracker {
     return { programmed: false, reason: 'Pending', message: `Waiting for ${behind} of ${connected.length} gateways to apply snapshot generation ${required}.` }
   }
 
-  /** Uids whose change some gateway has not applied yet (re-checked when a gateway reports). */
-  pending(): string[] {
-    return [...this.#required.keys()].filter((uid) => !this.state(uid).programmed)
+  /**
+   * Objects whose status still says not Programmed. Taken from what was last reported, not
+   * recomputed: an object that a gateway report just made Programmed must be reconciled too.
+   */
+  waiting(): string[] {
+    return [...this.#waiting]
   }
 }

@@ -182,7 +182,7 @@ export class Reconciler {
     const { client, tracker } = this.#options
     const uid = object.metadata.uid!
     const previous = object.status as ResourceStatus | undefined
-    const programming = acceptance.accepted ? tracker.state(uid) : { programmed: false as const, reason: 'NotAccepted' as const, message: 'The resource was not accepted; see the Accepted condition.' }
+    const programming = acceptance.accepted ? tracker.observe(uid) : { programmed: false as const, reason: 'NotAccepted' as const, message: 'The resource was not accepted; see the Accepted condition.' }
     const generation = object.metadata.generation ?? 0
     const adminId = acceptance.accepted ? this.#applied.get(uid)?.adminId : undefined
     const status: ResourceStatus = {
