@@ -8,7 +8,8 @@
  * - A Provider whose Secret is missing is refused (Accepted=False/SecretNotFound + Warning Event)
  *   and accepted as soon as the Secret appears; changing the Secret rotates the credential.
  * - Deleting a CR removes its row (finalizer) and the gateway stops routing to it.
- * - Two operator replicas: one holds the Lease and writes; when it stops, the other takes over.
+ * - Two operator replicas: one holds the Lease and writes; when it stops, the other takes over at
+ *   once (released Lease); when a leader crashes, a replica takes over after the lease expires.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -252,7 +253,7 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
     await pollUntil(async () => (await chat(workspaceKey)) !== 200, WAIT_MS, 50)
   }, 60_000)
 
-  it('runs two replicas with one leader, and the other takes over when the leader stops', async () => {
+  it('runs two replicas with one leader; takeover on a graceful stop and after a crash', async () => {
     const follower = await startOperator('operator-b')
     expect(await leaseHolder()).toBe('operator-a')
     // The follower keeps its informers warm but does not write.
@@ -272,5 +273,18 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
     const workspace = (await store.workspaces.get(organizationId, 'team-a'))!
     expect(await store.providers.getBySlug(organizationId, workspace.id, 'third')).toMatchObject({ managedBy: 'kubernetes' })
     expect(follower.process.lines.some((line) => line.msg === 'applied to the admin store' && line.name === 'third')).toBe(true)
+
+    // A leader that crashes releases nothing: a new replica waits out the lease, then takes over.
+    const successor = await startOperator('operator-c')
+    await follower.process.kill()
+    const killedAt = performance.now()
+    await successor.process.waitForLog((entry) => entry.msg === 'became the leader', WAIT_MS)
+    const takeoverMs = performance.now() - killedAt
+    expect(await leaseHolder()).toBe('operator-c')
+    // Not before the 4 s lease could have expired (the last renewal may be up to a retry period old).
+    expect(takeoverMs).toBeGreaterThan(2_500)
+    await apply('Provider', 'fourth', { kind: 'openai', baseUrl: simulator.baseUrl, workspace: 'team-a', secretRef: { name: 'sim-credentials', key: 'apiKey' } })
+    await untilCondition('Provider', 'fourth', 'Accepted', 'True')
+    expect(await store.providers.getBySlug(organizationId, workspace.id, 'fourth')).toMatchObject({ managedBy: 'kubernetes' })
   }, 60_000)
 })
