@@ -356,6 +356,8 @@ describe('revocation', () => {
     const flipped = h.ownerKey.slice(0, -1) + (h.ownerKey.endsWith('A') ? 'B' : 'A')
     expect((await h.call('GET', '/v1/admin/workspaces', flipped)).json().error.message).toContain('malformed')
     expect((await h.call('GET', '/v1/admin/workspaces', null)).statusCode).toBe(401)
+    const twice = await h.app.inject({ method: 'GET', url: '/v1/admin/workspaces', headers: { 'x-gateway-api-key': [h.ownerKey, h.ownerKey] } })
+    expect(twice.statusCode).toBe(401)
     expect((await h.call('GET', '/v1/admin/workspaces', null, undefined, { authorization: `Bearer ${h.ownerKey}` })).statusCode).toBe(200)
   })
 })

@@ -85,12 +85,17 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
   app.addHook('onRequest', async (request) => {
     // Routes with their own authentication (the gateway snapshot stream) opt out of the admin one.
     if ((request.routeOptions.config as { publicRoute?: boolean } | undefined)?.publicRoute) return
-    const credentials = { apiKeyHeader: request.headers['x-gateway-api-key'] as string | undefined, authorization: request.headers.authorization }
+    const credentials = { apiKeyHeader: request.headers['x-gateway-api-key'], authorization: request.headers.authorization }
     try {
       request.principal = await authenticate(authDeps, credentials)
     } catch (error) {
       const failure = toAdminError(error)
-      const credential = extractCredential(credentials)
+      let credential: string | null = null
+      try {
+        credential = extractCredential(credentials)
+      } catch {
+        // Ambiguous credentials: recorded as 'none'.
+      }
       request.authFailure = { mechanism: credential ? credentialKind(credential) : 'none', reason: failure.message }
       throw failure
     }

@@ -13,7 +13,8 @@ import { Principal } from './principal.ts'
 import { normaliseScope } from './scopes.ts'
 
 export interface Credentials {
-  apiKeyHeader: string | undefined
+  /** Node gives a repeated header as an array; more than one credential is refused. */
+  apiKeyHeader: string | string[] | undefined
   authorization: string | undefined
 }
 
@@ -28,6 +29,7 @@ export interface AuthenticatorDeps {
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
 
 export function extractCredential(credentials: Credentials): string | null {
+  if (Array.isArray(credentials.apiKeyHeader)) throw unauthenticated('send exactly one x-gateway-api-key header')
   if (credentials.apiKeyHeader) return credentials.apiKeyHeader.trim()
   const match = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization ?? '')
   return match ? match[1]! : null

@@ -8,8 +8,17 @@ import type { FastifyInstance } from 'fastify'
 import type { AdminContext } from '../context.ts'
 import { apiKeyRoutes } from './api-keys.ts'
 import { auditLogRoutes } from './audit-logs.ts'
+import { configRoutes } from './configs.ts'
+import { deploymentRoutes } from './deployments.ts'
+import { encryptionRoutes } from './encryption.ts'
+import { guardrailRoutes } from './guardrails.ts'
+import { healthRoutes } from './health.ts'
+import { integrationRoutes } from './integrations.ts'
 import { inviteRoutes } from './invites.ts'
 import { memberRoutes } from './members.ts'
+import { policyRoutes } from './policies.ts'
+import { providerRoutes } from './providers.ts'
+import { secretReferenceRoutes } from './secret-references.ts'
 import { settingsRoutes } from './settings.ts'
 import { userRoutes } from './users.ts'
 import { workspaceRoutes } from './workspaces.ts'
@@ -28,4 +37,15 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'api-keys', prefixes: ['/v1/api-keys'], register: apiKeyRoutes },
   { name: 'organisation-settings', prefixes: ['/v1/organisation/settings', '/v1/admin/organisation/settings'], register: settingsRoutes },
   { name: 'audit-logs', prefixes: ['/v1/audit-logs'], register: auditLogRoutes },
+  { name: 'providers', prefixes: ['/v1/providers'], register: providerRoutes('provider') },
+  { name: 'virtual-keys', prefixes: ['/v1/virtual-keys'], register: providerRoutes('virtual-key') },
+  { name: 'integrations', prefixes: ['/v1/integrations'], register: integrationRoutes },
+  { name: 'secret-references', prefixes: ['/v1/secret-references'], register: secretReferenceRoutes },
+  { name: 'configs', prefixes: ['/v1/configs'], register: configRoutes },
+  { name: 'guardrails', prefixes: ['/v1/guardrails'], register: guardrailRoutes },
+  { name: 'deployments', prefixes: ['/v1/deployments'], register: deploymentRoutes },
+  { name: 'rate-limit-policies', prefixes: ['/v1/policies/rate-limits'], register: policyRoutes('rate_limits') },
+  { name: 'usage-limit-policies', prefixes: ['/v1/policies/usage-limits'], register: policyRoutes('usage_limits') },
+  { name: 'health', prefixes: ['/v1/health'], register: healthRoutes },
+  { name: 'encryption', prefixes: ['/v1/admin/encryption'], register: encryptionRoutes },
 ]
