@@ -50,6 +50,8 @@ export class ControllerManager {
   readonly #keysByUid = new Map<string, string>()
   #queue: WorkQueue | null = null
   #workers: Promise<void> | null = null
+  /** In-flight reconciles of a previous term; a new term starts only after they finished. */
+  #draining: Promise<void> = Promise.resolve()
   #resyncTimer: NodeJS.Timeout | null = null
   readonly #unsubscribe: Array<() => void> = []
 
@@ -104,26 +106,29 @@ export class ControllerManager {
     const { logger } = this.#options
     const queue = new WorkQueue()
     this.#queue = queue
-    this.#workers = queue.process((key) => this.#handle(key), {
+    // Leadership lost and regained quickly: the old term's reconciles must not overlap the new one.
+    this.#workers = this.#draining.then(() => queue.process((key) => this.#handle(key), {
       workers: this.#options.workers ?? 2,
       onError: (key, error) => logger.warn({ err: error, key }, 'reconcile failed; retrying with backoff'),
-    })
+    }))
     this.#resyncAll()
     this.#resyncTimer = setInterval(() => this.#resyncAll(), this.#options.resyncIntervalMs ?? 5 * 60_000)
     this.#resyncTimer.unref()
     logger.info('reconciling gatehouse.dev resources')
   }
 
-  /** Stops processing (leadership lost, or shutdown); in-flight reconciles finish first. */
+  /** Stops processing (leadership lost, or shutdown); resolves once in-flight reconciles finished. */
   async stopReconciling(): Promise<void> {
     const queue = this.#queue
-    if (!queue) return
-    this.#queue = null
-    if (this.#resyncTimer) clearInterval(this.#resyncTimer)
-    this.#resyncTimer = null
-    queue.shutDown()
-    await this.#workers
-    this.#workers = null
+    if (queue) {
+      this.#queue = null
+      if (this.#resyncTimer) clearInterval(this.#resyncTimer)
+      this.#resyncTimer = null
+      queue.shutDown()
+      this.#draining = this.#workers ?? Promise.resolve()
+      this.#workers = null
+    }
+    await this.#draining
   }
 
   async stop(): Promise<void> {

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
 import { parseResource, type GatehouseKind, type GatehouseResource, type ResourceStatus } from '@gatehouse/crds'
 import {
+  APPLIED_KINDS,
   ResourceError,
   applyResource,
   deleteResource,
@@ -94,7 +95,7 @@ export class Reconciler {
     }
     const item: SourcedResource = { resource: parsed.resource, source: `${namespace}/${name}` }
     let current = object
-    if (!(current.metadata.finalizers ?? []).includes(FINALIZER) && this.#storable(kind)) {
+    if (!(current.metadata.finalizers ?? []).includes(FINALIZER) && APPLIED_KINDS.has(kind)) {
       // Before any row exists: a deletion from now on waits for our cleanup.
       current = await this.#options.client.setFinalizers(resourceType(kind), namespace, name, [...(current.metadata.finalizers ?? []), FINALIZER], current.metadata.resourceVersion!)
     }
@@ -106,10 +107,6 @@ export class Reconciler {
       return WAITING_REASONS.has(error.reason) ? { requeueAfterMs: this.#options.missingReferenceRetryMs ?? 10_000 } : result
     }
     return this.#report(kind, current, { accepted: true })
-  }
-
-  #storable(kind: GatehouseKind): boolean {
-    return kind === 'Workspace' || kind === 'Provider' || kind === 'Config'
   }
 
   #context(namespace: string): ApplyContext {
@@ -184,11 +181,13 @@ export class Reconciler {
     const previous = object.status as ResourceStatus | undefined
     const programming = acceptance.accepted ? tracker.observe(uid) : { programmed: false as const, reason: 'NotAccepted' as const, message: 'The resource was not accepted; see the Accepted condition.' }
     const generation = object.metadata.generation ?? 0
-    const adminId = acceptance.accepted ? this.#applied.get(uid)?.adminId : undefined
+    // A refused change leaves the row of the last accepted spec in place (gateways keep serving
+    // it, as they keep their last good snapshot), so its id stays on the status.
+    const adminId = this.#applied.get(uid)?.adminId ?? previous?.adminId
     const status: ResourceStatus = {
       observedGeneration: generation,
       conditions: mergeConditions(previous?.conditions, conditionsFor(acceptance, programming), generation, this.#now().toISOString().replace(/\.\d{3}Z$/, 'Z')),
-      ...(adminId !== undefined ? { adminId } : previous?.adminId !== undefined && acceptance.accepted ? { adminId: previous.adminId } : {}),
+      ...(adminId === undefined ? {} : { adminId }),
     }
     if (!acceptance.accepted) {
       const before = findCondition(previous?.conditions, 'Accepted')
