@@ -19,6 +19,9 @@ let admin: Principal
 let workspace: Principal
 let manager: Principal
 let member: Principal
+let orgAdminKey: string
+let managerRaw: string
+let memberRaw: string
 
 beforeAll(async () => {
   h = await createHarness()
@@ -31,6 +34,10 @@ beforeAll(async () => {
   const managerKey = await h.key('workspace/user', { name: 'mgr', workspace_id: wsA, user_id: managerId, scopes: [...WORKSPACE_SCOPES] })
   const memberKey = await h.key('workspace/user', { name: 'mbr', workspace_id: wsA, user_id: memberId, scopes: [...WORKSPACE_SCOPES] })
   const deps: AuthenticatorDeps = { store: h.store, pepper: TEST_PEPPER, clock: h.clock.read, jwt: null, organizationId: async () => h.orgId }
+  const orgAdminId = await h.user('cap-admin@example.com', 'admin')
+  orgAdminKey = await h.key('organisation/user', { name: 'org admin', user_id: orgAdminId, scopes: [...ALL_SCOPES] })
+  managerRaw = managerKey
+  memberRaw = memberKey
   admin = await authenticateApiKey(deps, adminKey)
   workspace = await authenticateApiKey(deps, workspaceKey)
   manager = await authenticateApiKey(deps, managerKey)
@@ -113,6 +120,23 @@ describe('key capabilities through can()', () => {
       for (const capability of ['organisation_settings', 'workspaces', 'users', 'audit_logs'] as const) {
         expect(can(principal, capability, 'update')).toBe(false)
         expect(can(principal, capability, 'list')).toBe(false)
+      }
+    }
+  })
+})
+
+describe('roles against the organisation rows over HTTP', () => {
+  it('owner and organisation admin: yes; workspace manager and member: no', async () => {
+    const rows = (suffix: string): Array<[string, string, unknown]> => [
+      ['PUT', '/v1/organisation/settings', { session_settings: { max_session_ttl: 1800 } }],
+      ['POST', '/v1/admin/workspaces', { name: `Role ws ${suffix}` }],
+      ['POST', '/v1/admin/users', { email: `role-${suffix}@example.com`, role: 'member' }],
+      ['GET', '/v1/audit-logs', undefined],
+    ]
+    for (const [who, key, allowed] of [['owner', h.ownerKey, true], ['admin', orgAdminKey, true], ['manager', managerRaw, false], ['member', memberRaw, false]] as const) {
+      for (const [method, url, body] of rows(who)) {
+        const response = await h.call(method as 'GET' | 'POST' | 'PUT', url, key, body)
+        expect(response.statusCode, `${who} ${method} ${url}`).toBe(allowed ? 200 : 403)
       }
     }
   })
