@@ -18,7 +18,7 @@ import { assertPepper, ensureOrganization } from '../identity/bootstrap.ts'
 import { JwtVerifier, type JwtOptions } from '../identity/jwt.ts'
 import type { Store } from '../store/index.ts'
 import { StoreUnavailableError } from '../store/errors.ts'
-import { isMutating, recordAuthFailure, recordRequest } from './audit.ts'
+import { isMutating, recordAuthFailure, recordRequest, redact } from './audit.ts'
 import type { AdminContext } from './context.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
 
@@ -51,6 +51,23 @@ function toAdminError(error: unknown): AdminError {
   if (pgCode === '23514' || pgCode === '22001') return new AdminError('AB01', 'a value is outside its allowed range', { param: '(body)' })
   if (pgCode === '23503') return new AdminError('AB01', 'a referenced resource does not exist', { param: '(body)' })
   return new AdminError('AB04', 'internal error')
+}
+
+/**
+ * What of an unexpected error may reach the log: its kind, code and redacted message. Database
+ * errors carry `detail`/`parameters` that can quote stored values (a key hash in a unique
+ * violation), so those fields are never logged.
+ */
+function loggableError(error: unknown): Record<string, unknown> {
+  const e = error as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown; cause?: unknown }
+  const cause = e.cause as { name?: unknown; code?: unknown; message?: unknown } | undefined
+  return {
+    type: typeof e.name === 'string' ? e.name : 'Error',
+    code: typeof e.code === 'string' ? e.code : undefined,
+    message: redact(typeof e.message === 'string' ? e.message : String(error)),
+    stack: typeof e.stack === 'string' ? redact(e.stack) : undefined,
+    cause: cause ? { type: cause.name, code: cause.code, message: redact(String(cause.message)) } : undefined,
+  }
 }
 
 export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
@@ -110,7 +127,7 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
         await recordAuthFailure(deps.store, await ctx.organizationId(), request, request.authFailure.mechanism, request.authFailure.reason, reply.statusCode)
       }
     } catch (error) {
-      request.log.error({ err: error }, 'audit write failed')
+      request.log.error({ err: loggableError(error) }, 'audit write failed')
     }
     reply.header('x-request-id', request.id)
     return payload
@@ -124,7 +141,7 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
 
   app.setErrorHandler((error, request, reply) => {
     const adminError = toAdminError(error)
-    if (adminError.status >= 500) request.log.error({ err: error }, 'admin request failed')
+    if (adminError.status >= 500) request.log.error({ err: loggableError(error) }, 'admin request failed')
     void reply.status(adminError.status).headers(adminError.headers).send(adminError.toBody())
   })
   app.setNotFoundHandler((request, reply) => {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { forbidden, invalid, notFound } from '../../errors.ts'
 import { requireCapability } from '../../identity/capabilities.ts'
-import { earliestReset, usageLimitsSchema, workspaceRateLimitSchema } from '../../identity/limits.ts'
+import { earliestReset, usageLimitsSchema, workspaceRateLimitSchema, type UsageLimits } from '../../identity/limits.ts'
 import type { Principal } from '../../identity/principal.ts'
 import { workspaceSettingsSchema } from '../../identity/settings.ts'
 import type { MemberRecord, WorkspaceRecord } from '../../store/index.ts'
@@ -174,7 +174,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AdminContext): void {
       usageLimits,
       rateLimits: body.rate_limits,
       settings: body.settings,
-      nextUsageResetAt: usageLimits === undefined && !body.reset_usage ? undefined : earliestReset(usageLimits ?? (workspace.usageLimits as never[]), now),
+      nextUsageResetAt: usageLimits === undefined && !body.reset_usage ? undefined : earliestReset(usageLimits ?? (workspace.usageLimits as UsageLimits[]), now),
       lastResetAt: body.reset_usage ? now.toISOString() : undefined,
     })
     audit(request, { action: body.status === 'archived' ? 'workspace.archive' : 'workspace.update', resourceType: 'workspace', resourceId: workspace.id, workspaceId: workspace.id })
