@@ -235,7 +235,7 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
   it('refuses an invalid spec that the CRD schema cannot catch (a Workspace that does not exist) and recovers when fixed', async () => {
     await apply('Config', 'routing', { workspace: 'no-such-team', config: { provider: '@sim' } })
     const refused = await untilCondition('Config', 'routing', 'Accepted', 'False', 'RefNotFound')
-    expect(refused.message).toContain("no Workspace named 'no-such-team'")
+    expect(refused.message).toContain(`no Workspace named 'no-such-team' in namespace '${NAMESPACE}'`)
     await apply('Config', 'routing', { workspace: 'team-a', config: { provider: '@sim' } })
     const accepted = await untilCondition('Config', 'routing', 'Accepted', 'True')
     expect(accepted.observedGeneration).toBe(2)

@@ -165,6 +165,14 @@ describe('ControllerManager', () => {
     expect(await store.configs.get(organizationId, 'routing', null)).toBeNull()
   })
 
+  it('keeps references inside the namespace', async () => {
+    manager.startReconciling()
+    await store.workspaces.create({ organizationId, slug: 'elsewhere', name: 'Elsewhere' })
+    client.apply(resourceType('Config'), cr('Config', 'sneaky', { workspace: 'elsewhere', config: { provider: '@sim' } }))
+    await eventually(() => conditionOf('Config', 'sneaky', 'Accepted')?.reason === 'RefNotFound')
+    expect(conditionOf('Config', 'sneaky', 'Accepted')!.message).toContain(`no Workspace named 'elsewhere' in namespace '${NS}'`)
+  })
+
   it('re-applies dependents when their Workspace appears after them', async () => {
     manager.startReconciling()
     client.apply(resourceType('Config'), cr('Config', 'routing', { workspace: 'late', config: { provider: '@sim' } }))

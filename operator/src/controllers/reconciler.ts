@@ -147,6 +147,12 @@ export class Reconciler {
     const uid = object.metadata.uid!
     const namespace = object.metadata.namespace!
     const workspaces = this.#workspaceSlugs(namespace)
+    // References stay inside the namespace: a Workspace elsewhere (or one made through the admin
+    // API) with that slug must not be reachable by naming it.
+    const reference = (item.resource.spec as { workspace?: string }).workspace
+    if (reference !== undefined && !workspaces.has(reference)) {
+      throw new ResourceError(item.source, `${kind}/${object.metadata.name}`, 'spec.workspace', `no Workspace named '${reference}' in namespace '${namespace}'`, 'RefNotFound')
+    }
     const fingerprint = this.#fingerprint(item.resource, namespace, workspaces)
     const previous = this.#applied.get(uid)
     if (previous?.fingerprint === fingerprint && tracker.hasRecord(uid) && (await resourceRowExists(store, organizationId, kind, previous.adminId))) return
