@@ -9,7 +9,7 @@ import { MalformedResponseError, ProviderStreamError } from '../providers/adapte
 import type { Usage } from '../providers/canonical.ts'
 import { GatewayError } from '../errors.ts'
 import { decodeFrames } from '../upstream/framing/index.ts'
-import { sendUpstream, transportError, type UpstreamResponse } from '../upstream/transport.ts'
+import { sendUpstream, sendUpstreamBuffered, transportError, type UpstreamResponse } from '../upstream/transport.ts'
 import { errorFromProvider } from './provider-errors.ts'
 import type { RouteTarget } from './resolve-route.ts'
 
@@ -38,13 +38,7 @@ export interface AttemptOptions {
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 
-/** An error answer, bounded: JSON when it parses, else its text. */
-export async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
-  let text = ''
-  for await (const chunk of response.body) {
-    text += Buffer.from(chunk).toString('utf8')
-    if (text.length > MAX_ERROR_BODY_BYTES) break
-  }
+function jsonOrText(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
@@ -52,13 +46,26 @@ export async function readErrorBody(response: UpstreamResponse): Promise<unknown
   }
 }
 
+/** An error answer, bounded: JSON when it parses, else its text. */
+export async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
+  let text = ''
+  for await (const chunk of response.body) {
+    text += Buffer.from(chunk).toString('utf8')
+    if (text.length > MAX_ERROR_BODY_BYTES) break
+  }
+  return jsonOrText(text)
+}
+
 function responseContext(model: string): ResponseContext {
   return { requestModel: model, responseId: `gh-${randomUUID()}`, createdAt: Math.floor(Date.now() / 1000) }
 }
 
+function providerFailure(target: RouteTarget, status: number, headers: Record<string, string>, body: unknown): GatewayError {
+  return errorFromProvider(target.provider.adapter.parseError(status, headers, body), target.provider.record.slug)
+}
+
 async function failFromStatus(target: RouteTarget, response: UpstreamResponse): Promise<never> {
-  const body = await readErrorBody(response)
-  throw errorFromProvider(target.provider.adapter.parseError(response.status, response.headers, body), target.provider.record.slug)
+  throw providerFailure(target, response.status, response.headers, await readErrorBody(response))
 }
 
 function malformed(target: RouteTarget, error: unknown): GatewayError {
@@ -72,13 +79,14 @@ export async function attemptJson<Request extends { model: string }, Response>(
   options: AttemptOptions,
 ): Promise<JsonOutcome<Response>> {
   const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
-  const response = await sendUpstream(target.provider.endpoint, upstream, options)
-  if (response.status >= 400) return failFromStatus(target, response)
+  const response = await sendUpstreamBuffered(target.provider.endpoint, upstream, options)
+  if (response.status >= 400) {
+    throw providerFailure(target, response.status, response.headers, jsonOrText(response.body.toString('utf8', 0, MAX_ERROR_BODY_BYTES)))
+  }
   let body: unknown
   try {
-    body = await response.body.json()
+    body = JSON.parse(response.body.toString('utf8'))
   } catch (error) {
-    if (options.signal.aborted) throw transportError(error, options.signal)
     throw malformed(target, error)
   }
   try {

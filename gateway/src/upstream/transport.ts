@@ -84,7 +84,11 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
   return out
 }
 
-export async function sendUpstream(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
+interface PreparedRequest {
+  dispatchOptions: Dispatcher.DispatchOptions
+}
+
+async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<PreparedRequest> {
   const body = encodeBody(request.body)
   const signable: SignableRequest = {
     method: request.method,
@@ -98,21 +102,75 @@ export async function sendUpstream(endpoint: UpstreamEndpoint, request: Upstream
     signable.headers['content-type'] = 'application/json'
   }
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
-  try {
-    const response = await endpoint.dispatcher.request({
+  return {
+    dispatchOptions: {
       origin: signable.url.origin,
       path: signable.url.pathname + signable.url.search,
       method: request.method,
       headers: signable.headers,
-      body,
-      signal: options.signal,
+      body: body ?? null,
       headersTimeout: options.firstByteTimeoutMs ?? endpoint.timeouts.firstByteMs,
       bodyTimeout: endpoint.timeouts.idleMs,
-    })
+    },
+  }
+}
+
+/** Sends a request and hands back the response with its body as a stream (SSE, binary, large). */
+export async function sendUpstream(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse> {
+  const { dispatchOptions } = await prepare(endpoint, request, options)
+  try {
+    const response = await endpoint.dispatcher.request({ ...dispatchOptions, signal: options.signal } as Dispatcher.RequestOptions)
     return { status: response.statusCode, headers: flattenHeaders(response.headers), body: response.body }
   } catch (error) {
     throw transportError(error, options.signal)
   }
+}
+
+export interface BufferedResponse {
+  status: number
+  headers: Record<string, string>
+  body: Buffer
+}
+
+/**
+ * Sends a request and collects the whole (JSON) answer. Collects straight from the dispatcher's
+ * callbacks rather than through a Readable: this is the non-streaming hot path, and the stream
+ * machinery was a visible share of its CPU.
+ */
+export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<BufferedResponse> {
+  const { dispatchOptions } = await prepare(endpoint, request, options)
+  const { signal } = options
+  if (signal.aborted) throw transportError(signal.reason, signal)
+  return new Promise<BufferedResponse>((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | null = null
+    let status = 0
+    let headers: Record<string, string> = {}
+    const chunks: Buffer[] = []
+    const onAbort = (): void => controller?.abort(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    const settle = (): void => signal.removeEventListener('abort', onAbort)
+    endpoint.dispatcher.dispatch(dispatchOptions, {
+      onRequestStart(started) {
+        controller = started
+        if (signal.aborted) started.abort(signal.reason)
+      },
+      onResponseStart(_controller, statusCode, responseHeaders) {
+        status = statusCode
+        headers = flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>)
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk)
+      },
+      onResponseEnd() {
+        settle()
+        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+      },
+      onResponseError(_controller, error) {
+        settle()
+        reject(transportError(error, signal))
+      },
+    })
+  })
 }
 
 /** Maps a failure to reach the provider onto the error catalog. Never leaks the request itself. */

@@ -49,7 +49,8 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
       const chunk = event.data as Chunk
       if (!isRecord(chunk)) return []
       // OpenAI-compatible servers report a failure after the headers as an in-band `{"error":…}`.
-      if (isRecord(chunk.error)) throw new ProviderStreamError(streamErrorInfo(chunk.error))
+      const inBandError = (chunk as { error?: unknown }).error
+      if (isRecord(inBandError)) throw new ProviderStreamError(streamErrorInfo(inBandError))
       const reason = chunk.choices?.[0]?.finish_reason
       if (reason) state.finishReason = finishReasonFromOpenAI(reason)
       if (chunk.usage) state.usage = usageFromOpenAI(chunk.usage)
