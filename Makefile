@@ -38,7 +38,8 @@ $(LOCAL_NODE_DIR)/bin/node:
 node: $(NODE_STAMP)
 	@node --version
 
-$(DEPS_STAMP): package.json package-lock.json */package.json $(NODE_STAMP)
+# The lock file is the whole truth of what is installed (a package.json change comes with one).
+$(DEPS_STAMP): package-lock.json $(NODE_STAMP)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
