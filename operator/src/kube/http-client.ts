@@ -24,6 +24,11 @@ import {
 } from './client.ts'
 
 const MERGE_PATCH = 'application/merge-patch+json'
+/**
+ * Bound on every non-watch call: a hung API server must fail a reconcile (retried with backoff)
+ * and a Lease renewal (so a leader steps down in time) rather than block them forever.
+ */
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
 const FIELD_MANAGER = 'gatehouse-operator'
 
 /** In a pod: the service account; elsewhere: KUBECONFIG or ~/.kube/config. */
@@ -52,9 +57,11 @@ export class HttpKubeClient implements KubeClient {
   readonly #config: KubeConfig
   readonly #server: string
   readonly #watcher: Watch
+  readonly #requestTimeoutMs: number
 
-  constructor(config: KubeConfig) {
+  constructor(config: KubeConfig, options: { requestTimeoutMs?: number } = {}) {
     this.#config = config
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     const cluster = config.getCurrentCluster()
     if (!cluster) throw new Error('the kubeconfig has no current cluster')
     this.#server = cluster.server.replace(/\/$/, '')
@@ -72,6 +79,7 @@ export class HttpKubeClient implements KubeClient {
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       ...(dispatcher === undefined ? {} : { dispatcher }),
+      signal: AbortSignal.timeout(this.#requestTimeoutMs),
     })
     const text = await response.text()
     if (!response.ok) throw await apiError(method, path, response.status, text)
