@@ -109,7 +109,8 @@ export async function attemptStream<Request extends { model: string }, Response,
 
   const transform = operation.stream
   const state = transform.start(responseContext(target.upstreamModel))
-  const events = decodeFrames(operation.framing, response.body)[Symbol.asyncIterator]()
+  // Leaving the loop at [DONE] must not destroy the body (see the dump in `finally` below).
+  const events = decodeFrames(operation.framing, response.body.iterator({ destroyOnReturn: false }))[Symbol.asyncIterator]()
   let result: StreamResult<Chunk> | null = null
 
   const translateErrors = (error: unknown): unknown => {
@@ -149,8 +150,14 @@ export async function attemptStream<Request extends { model: string }, Response,
     } catch (error) {
       throw translateErrors(error)
     } finally {
-      // Ending early (client gone, error) must release the upstream connection.
-      if (!response.body.destroyed) response.body.destroy()
+      if (result !== null) {
+        // A finished stream ([DONE] seen): read off what little may follow so the connection
+        // goes back to the pool; destroying it would cost an AbortError and the connection.
+        response.body.dump({ limit: 64 * 1024 }).catch(() => undefined)
+      } else if (!response.body.destroyed) {
+        // Ending early (client gone, error) must release the upstream connection now.
+        response.body.destroy()
+      }
     }
   }
 
