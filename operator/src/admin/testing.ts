@@ -6,9 +6,8 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { ensureBootstrapAdminKey } from '../identity/bootstrap.ts'
 import { storeOnDatabase, type Store, type WorkspaceRecord } from '../store/index.ts'
-import { openPgliteDatabase } from '../store/pglite-driver.ts'
 import { openPostgresDatabase } from '../store/postgres-driver.ts'
-import { createTestDatabase } from '../store/testing.ts'
+import { createTestDatabase, openMigratedPglite } from '../store/testing.ts'
 import type { SqlDatabase } from '../store/sql.ts'
 import { TEST_ENCRYPTION_KEY } from '../store/testing.ts'
 import { buildAdminApp, type AdminAppDeps } from './app.ts'
@@ -53,7 +52,7 @@ export interface Harness {
  * on a fresh PostgreSQL database instead (the store contract suite covers both on every run).
  */
 async function openHarnessDatabase(): Promise<{ db: SqlDatabase; drop: () => Promise<void> }> {
-  if (process.env.GATEHOUSE_TEST_BACKEND !== 'postgres') return { db: await openPgliteDatabase(null), drop: async () => {} }
+  if (process.env.GATEHOUSE_TEST_BACKEND !== 'postgres') return { db: await openMigratedPglite(), drop: async () => {} }
   const { url, drop } = await createTestDatabase()
   return { db: await openPostgresDatabase({ url, maxConnections: 4 }), drop }
 }

@@ -1,7 +1,8 @@
 /** First start: one organisation, one owner, one bootstrap admin key (generated or from the environment). */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { generateApiKey, hashApiKey } from '@gatehouse/gateway/snapshot'
-import { openStore, type Store } from '../store/index.ts'
+import { storeOnDatabase, type Store } from '../store/index.ts'
+import { openMigratedPglite } from '../store/testing.ts'
 import { ALL_SCOPES } from './scopes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from './bootstrap.ts'
 
@@ -9,7 +10,7 @@ const PEPPER = 'bootstrap-test-pepper-0123456789abcdef'
 let store: Store
 
 beforeEach(async () => {
-  store = await openStore({ kind: 'pglite', dataDir: null })
+  store = await storeOnDatabase(await openMigratedPglite())
 })
 afterEach(() => store.close())
 

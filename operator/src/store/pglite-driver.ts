@@ -15,8 +15,14 @@ function executorOf(target: PGlite | Transaction): SqlExecutor {
   }
 }
 
-export async function openPgliteDatabase(dataDir: string | null): Promise<SqlDatabase> {
-  const db = dataDir === null ? new PGlite() : new PGlite(dataDir)
+export interface PgliteDatabase extends SqlDatabase {
+  /** The whole data directory as an uncompressed tarball (to seed other instances). */
+  dump(): Promise<Blob>
+}
+
+/** `loadDataDir`: start from a dumped data directory (tests start from a migrated template). */
+export async function openPgliteDatabase(dataDir: string | null, options: { loadDataDir?: Blob } = {}): Promise<PgliteDatabase> {
+  const db = new PGlite({ ...(dataDir === null ? {} : { dataDir }), ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) })
   await db.waitReady
   const base = executorOf(db)
   return {
@@ -28,5 +34,6 @@ export async function openPgliteDatabase(dataDir: string | null): Promise<SqlDat
     listen: async () => async () => {},
     notify: async () => {},
     close: () => db.close(),
+    dump: async () => db.dumpDataDir('none'),
   }
 }

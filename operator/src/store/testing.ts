@@ -4,10 +4,15 @@
  * gets a fresh database per call, dropped afterwards. When PostgreSQL is unreachable the backend is
  * skipped with a message, except under CI=true where that is a failure.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { readFile, rename, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pg from 'pg'
 import { generateEncryptionKey } from '../crypto/envelope.ts'
-import { openStore, type Store } from './index.ts'
+import { openStore, storeOnDatabase, type Store } from './index.ts'
+import { loadMigrations, migrate } from './migrate.ts'
+import { openPgliteDatabase, type PgliteDatabase } from './pglite-driver.ts'
 
 export const TEST_ENCRYPTION_KEY = `test:${generateEncryptionKey()}`
 
@@ -39,11 +44,34 @@ function withDatabase(url: string, database: string): string {
   return parsed.toString()
 }
 
+/**
+ * A fresh in-memory PGlite database with the migrations already applied. The first test process
+ * to need one migrates an empty database and leaves its dump in the temp directory (named by a
+ * hash of the migrations, so a new migration makes a new template); every later database loads
+ * that dump instead of running initdb and the migrations again, which is most of PGlite's
+ * start-up time.
+ */
+export async function openMigratedPglite(): Promise<PgliteDatabase> {
+  const migrations = await loadMigrations()
+  const digest = createHash('sha256').update(JSON.stringify(migrations)).digest('hex').slice(0, 16)
+  const templatePath = join(tmpdir(), `gatehouse-pglite-template-${digest}.tar`)
+  const cached = await readFile(templatePath).catch(() => null)
+  if (cached) return openPgliteDatabase(null, { loadDataDir: new Blob([cached]) })
+  const db = await openPgliteDatabase(null)
+  await migrate(db)
+  const dump = Buffer.from(await (await db.dump()).arrayBuffer())
+  // Write-then-rename: concurrent test processes never read a half-written template.
+  const partial = `${templatePath}.${process.pid}.${randomBytes(4).toString('hex')}`
+  await writeFile(partial, dump)
+  await rename(partial, templatePath)
+  return db
+}
+
 const pgliteBackend: TestBackend = {
   name: 'pglite',
   skip: null,
   async open() {
-    const store = await openStore({ kind: 'pglite', dataDir: null, encryptionKey: TEST_ENCRYPTION_KEY })
+    const store = await storeOnDatabase(await openMigratedPglite(), { encryptionKey: TEST_ENCRYPTION_KEY })
     return { store, dispose: () => store.close() }
   },
 }
