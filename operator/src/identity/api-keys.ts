@@ -121,8 +121,12 @@ export function nextRotationAt(policy: RotationPolicy | null | undefined, from: 
   if (!policy) return null
   if (policy.rotation_period === 'weekly') return new Date(from.getTime() + ROTATION_PERIOD_MS.weekly).toISOString()
   if (policy.rotation_period === 'monthly') {
+    // Same day next month, clamped to that month's last day (31 Jan -> 28/29 Feb, not 3 Mar).
+    const year = from.getUTCFullYear()
+    const month = from.getUTCMonth() + 1
+    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
     const next = new Date(from)
-    next.setUTCMonth(next.getUTCMonth() + 1)
+    next.setUTCFullYear(year, month, Math.min(from.getUTCDate(), lastDay))
     return next.toISOString()
   }
   return null

@@ -1,6 +1,7 @@
 /** Pure rules: usage-reset dates, settings merging, scope catalogue, audit redaction. */
 import { describe, expect, it } from 'vitest'
 import { redact, REDACTED } from '../admin/audit.ts'
+import { nextRotationAt } from './api-keys.ts'
 import { earliestReset, nextUsageResetAt, usageLimitsSchema } from './limits.ts'
 import { effectiveSettings, organisationSettingsSchema } from './settings.ts'
 import { ALL_SCOPES, normaliseScope, ORGANISATION_SCOPES, WORKSPACE_SCOPES } from './scopes.ts'
@@ -22,6 +23,17 @@ describe('usage limits', () => {
     for (const days of [0, 366, 2.5, -1]) expect(usageLimitsSchema.safeParse({ credit_limit: 1, periodic_reset_days: days }).success).toBe(false)
     for (const days of [1, 365]) expect(usageLimitsSchema.safeParse({ credit_limit: 1, periodic_reset_days: days }).success).toBe(true)
     expect(usageLimitsSchema.safeParse({ credit_limit: 1, periodic_reset: 'weekly', periodic_reset_days: 7 }).success).toBe(false)
+  })
+})
+
+describe('rotation schedule', () => {
+  it('rotates weekly after 7 days and monthly on the same day, clamped to the month end', () => {
+    const policy = { key_transition_period_ms: 1_800_000 }
+    expect(nextRotationAt({ ...policy, rotation_period: 'weekly' }, now)).toBe('2030-01-23T10:00:00.000Z')
+    expect(nextRotationAt({ ...policy, rotation_period: 'monthly' }, now)).toBe('2030-02-16T10:00:00.000Z')
+    expect(nextRotationAt({ ...policy, rotation_period: 'monthly' }, new Date('2030-01-31T08:00:00Z'))).toBe('2030-02-28T08:00:00.000Z')
+    expect(nextRotationAt({ ...policy, rotation_period: 'monthly' }, new Date('2030-12-31T08:00:00Z'))).toBe('2031-01-31T08:00:00.000Z')
+    expect(nextRotationAt({ ...policy, next_rotation_at: '2030-05-01T00:00:00Z' }, now)).toBeNull()
   })
 })
 
