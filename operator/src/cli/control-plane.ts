@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { parseKeyring } from '@gatehouse/gateway/snapshot'
 import { buildAdminApp } from '../admin/app.ts'
+import { secretReader } from '../compile/secrets.ts'
 import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
@@ -37,6 +38,14 @@ export interface ControlPlane {
   /** The bootstrap admin key, only when this start generated it (shown once). */
   generatedAdminKey: string | null
   close(): Promise<void>
+}
+
+/** JWT sign-in on the admin API, when an identity provider's JWKS is configured. */
+function jwtSettings(env: NodeJS.ProcessEnv): { jwt?: { jwksUrl: string; issuer: string; audience: string } } {
+  const { GATEHOUSE_JWT_JWKS_URL: jwksUrl, GATEHOUSE_JWT_ISSUER: issuer, GATEHOUSE_JWT_AUDIENCE: audience } = env
+  if (!jwksUrl) return {}
+  if (!issuer || !audience) throw new Error('GATEHOUSE_JWT_JWKS_URL needs GATEHOUSE_JWT_ISSUER and GATEHOUSE_JWT_AUDIENCE')
+  return { jwt: { jwksUrl, issuer, audience } }
 }
 
 /** Kubernetes probes for a control-plane process: alive while it runs, ready while its store answers. */
@@ -71,14 +80,17 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const bootstrap = await ensureBootstrapAdminKey(store, secrets.keyPepper, env.GATEHOUSE_ADMIN_API_KEY)
     await applyResources(store, { organizationId: organization.id, managedBy: 'file', ...fileSecretResolver(files, env) }, files.resources)
 
-    const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation }), {
+    // Secret references: environment variables, and Kubernetes Secret keys from the resources files' v1/Secret objects.
+    const fileSecrets = fileSecretResolver(files, env)
+    const readSecret = secretReader({ env, kubernetes: ({ name, key }) => fileSecrets.resolveSecret({ name, key }) })
+    const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation, readSecret }), {
       onError: (error) => logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one'),
     })
     closers.push(store.onChange(() => publisher.schedule()))
     await publisher.publish()
 
     const registry = new GatewayRegistry()
-    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger })
+    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }

@@ -33,6 +33,7 @@ Environment:
   GATEHOUSE_DATABASE_URL    use PostgreSQL instead of the embedded PGlite database
   GATEHOUSE_KEY_PEPPER, GATEHOUSE_ENCRYPTION_KEY   key hashing pepper, credential encryption key
   GATEHOUSE_GATEWAY_TOKEN   shared token gateways use for the snapshot stream
+  GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE   JWT sign-in on the admin API
   GATEHOUSE_CONTROL_PLANE_URL, GATEHOUSE_SNAPSHOT_CACHE, GATEHOUSE_SNAPSHOT_FILE   gateway mode
   GATEHOUSE_LOG_LEVEL       pino level (default info)
 `
