@@ -5,6 +5,7 @@
  * without that credential and disabled, and is reported: the snapshot still compiles, and no
  * request is sent upstream with a missing credential.
  */
+import { SECRETS } from '../kube/client.ts'
 import type { SecretMapping, SecretReferenceRecord } from '../store/index.ts'
 import { gatewayFieldName, isSecretField } from './credential-fields.ts'
 
@@ -20,6 +21,47 @@ export type SecretReader = (location: SecretLocation) => Promise<string | null>
 /** Environment references only; anything else is unreadable (null). */
 export function environmentSecretReader(env: NodeJS.ProcessEnv = process.env): SecretReader {
   return async (location) => (location.managerType === 'environment' ? env[location.path] ?? null : null)
+}
+
+/** A Kubernetes Secret key: `namespace` null means the control plane's own namespace. */
+export interface KubernetesSecretKey {
+  namespace: string | null
+  name: string
+  key: string
+}
+
+export type KubernetesSecretSource = (reference: KubernetesSecretKey) => Promise<string | null> | string | null
+
+/**
+ * Environment references from `env`; Kubernetes references from `kubernetes` (the resource
+ * files' v1/Secret objects in embedded mode, the cluster's Secrets in cluster mode).
+ */
+export function secretReader(options: { env?: NodeJS.ProcessEnv; kubernetes?: KubernetesSecretSource }): SecretReader {
+  const fromEnv = environmentSecretReader(options.env)
+  return async (location) => {
+    if (location.managerType === 'environment') return fromEnv(location)
+    if (!options.kubernetes || !location.key) return null
+    const slash = location.path.indexOf('/')
+    const reference = slash === -1
+      ? { namespace: null, name: location.path, key: location.key }
+      : { namespace: location.path.slice(0, slash), name: location.path.slice(slash + 1), key: location.key }
+    return options.kubernetes(reference)
+  }
+}
+
+/** Reads Secrets through the operator's Kubernetes port (`data` is base64, `stringData` plain). */
+export function kubeSecretSource(
+  client: { get(type: typeof SECRETS, namespace: string, name: string): Promise<{ data?: unknown; stringData?: unknown } | null> },
+  defaultNamespace: string,
+): KubernetesSecretSource {
+  return async (reference) => {
+    const secret = await client.get(SECRETS, reference.namespace ?? defaultNamespace, reference.name)
+    const data = (secret?.data ?? {}) as Record<string, unknown>
+    const stringData = (secret?.stringData ?? {}) as Record<string, unknown>
+    if (typeof stringData[reference.key] === 'string') return stringData[reference.key] as string
+    const encoded = data[reference.key]
+    return typeof encoded === 'string' ? Buffer.from(encoded, 'base64').toString('utf8') : null
+  }
 }
 
 export interface ResolvedFields {

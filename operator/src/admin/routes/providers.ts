@@ -69,8 +69,6 @@ const createSchema = z.strictObject({
 const updateSchema = z.strictObject({
   name: nameSchema.optional(),
   status: z.enum(['active', 'disabled']).optional(),
-  /** Starts a new usage period now. */
-  reset_usage: z.boolean().optional(),
   ...commonFields,
 })
 
@@ -235,7 +233,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
         expiresAt: body.expires_at,
       })
       if (!updated) throw notFound(object)
-      audit(request, { action: `${object}.update`, resourceType: object, resourceId: provider.id, workspaceId: provider.workspaceId, details: body.reset_usage ? { reset_usage: true } : undefined })
+      audit(request, { action: `${object}.update`, resourceType: object, resourceId: provider.id, workspaceId: provider.workspaceId })
       return object === 'provider' ? { id: provider.id, slug: provider.slug } : {}
     })
 

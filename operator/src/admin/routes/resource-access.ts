@@ -55,9 +55,8 @@ export async function targetWorkspace(ctx: AdminContext, principal: Principal, r
 }
 
 /**
- * The workspaces a listing covers: undefined = everything (organisation-level, no filter), or
- * the ids to restrict to. `includeOrganisation` adds organisation-wide rows (workspace_id null)
- * only when the principal is organisation-level.
+ * The workspaces a listing covers: the named one, or for a workspace-confined principal the
+ * workspaces it sees; undefined = everything, organisation-wide rows included (organisation level).
  */
 export async function listWorkspaces(ctx: AdminContext, principal: Principal, reference: string | undefined): Promise<string[] | undefined> {
   if (reference) return [await workspaceFor(ctx, principal, reference)]
