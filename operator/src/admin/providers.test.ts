@@ -230,3 +230,80 @@ describe('secret references', () => {
     expect((await h.store.secretReferences.list(h.orgId)).total).toBe(before)
   })
 })
+
+describe('bounds', () => {
+  const rows = async (): Promise<string> => JSON.stringify([
+    await h.db.query('SELECT * FROM providers ORDER BY id'),
+    await h.db.query('SELECT * FROM integrations ORDER BY id'),
+  ])
+
+  it('answers every numeric and enum bound of providers and integrations with 400 AB01 naming the field, storing nothing', async () => {
+    await h.call('POST', '/v1/integrations', adminKey, { name: 'Bounds', ai_provider_id: 'openai', slug: 'bounds', key: 'sk-bounds-1234567890' })
+    await h.call('POST', '/v1/secret-references', h.ownerKey, { name: 'Bounds ref', slug: 'bounds-ref', manager_type: 'environment', secret_path: 'BOUNDS' })
+    const before = await rows()
+    const vk = { name: 'ok', provider: 'openai', key: 'sk-ok-1234567890', workspace_id: wsA }
+    const providerCases: Array<[Record<string, unknown>, string]> = [
+      [{ ...vk, name: 'n'.repeat(256) }, 'name'],
+      [{ ...vk, name: '' }, 'name'],
+      [{ ...vk, slug: 's'.repeat(256) }, 'slug'],
+      [{ ...vk, slug: 'Upper Case' }, 'slug'],
+      [{ ...vk, provider: 'skynet' }, 'provider'],
+      [{ name: 'ok', workspace_id: wsA }, 'integration_id'],
+      [{ ...vk, integration_id: 'bounds' }, 'integration_id'],
+      [{ ...vk, usage_limits: { credit_limit: -1 } }, 'usage_limits.credit_limit'],
+      [{ ...vk, usage_limits: { credit_limit: 1, type: 'requests' } }, 'usage_limits.type'],
+      [{ ...vk, usage_limits: { credit_limit: 1, periodic_reset_days: 0 } }, 'usage_limits.periodic_reset_days'],
+      [{ ...vk, usage_limits: { credit_limit: 1, periodic_reset_days: 366 } }, 'usage_limits.periodic_reset_days'],
+      [{ ...vk, usage_limits: { credit_limit: 1, periodic_reset: 'daily' } }, 'usage_limits.periodic_reset'],
+      [{ ...vk, rate_limits: [{ type: 'requests', unit: 'rps', value: 1 }] }, 'rate_limits[0].unit'],
+      [{ ...vk, rate_limits: [{ type: 'requests', unit: 'rpm', value: -1 }] }, 'rate_limits[0].value'],
+      [{ ...vk, rate_limits: { type: 'bytes', unit: 'rpm', value: 1 } }, 'rate_limits[0].type'],
+      [{ ...vk, expires_at: 'tomorrow' }, 'expires_at'],
+      [{ ...vk, tags: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) }, 'tags'],
+      [{ ...vk, tags: { team: 'v'.repeat(256) } }, 'tags.team'],
+      [{ ...vk, base_url: 'ftp://example.com' }, 'base_url'],
+      [{ ...vk, note: 'n'.repeat(2001) }, 'note'],
+      [{ ...vk, secret_mappings: [{ target_field: 'key', secret_reference_id: 'bounds-ref', value_format: 'yaml' }] }, 'secret_mappings[0].value_format'],
+      [{ ...vk, secret_mappings: [{ target_field: 'key', secret_reference_id: 'no-such-ref' }] }, 'secret_mappings[0].secret_reference_id'],
+      [{ ...vk, secret_mappings: [{ target_field: 'key', secret_reference_id: 'bounds-ref' }, { target_field: 'key', secret_reference_id: 'bounds-ref' }] }, 'secret_mappings[1].target_field'],
+      [{ ...vk, workspace_id: 'nowhere' }, 'workspace_id'],
+      [{ ...vk, colour: 'blue' }, '(body)'],
+    ]
+    for (const [body, param] of providerCases) {
+      for (const path of ['/v1/providers', '/v1/virtual-keys']) {
+        const response = await h.call('POST', path, adminKey, body)
+        expect(response.statusCode, `${path} ${JSON.stringify(body).slice(0, 120)}`).toBe(400)
+        expect(response.json().error).toMatchObject({ code: 'AB01', param })
+      }
+    }
+    const integrationCases: Array<[Record<string, unknown>, string]> = [
+      [{ name: 'n'.repeat(256), ai_provider_id: 'openai' }, 'name'],
+      [{ name: 'ok', ai_provider_id: 'skynet' }, 'ai_provider_id'],
+      [{ name: 'ok', ai_provider_id: 'openai', slug: 's'.repeat(256) }, 'slug'],
+      [{ name: 'ok', ai_provider_id: 'openai', default_provider_slug: 'Bad Slug' }, 'default_provider_slug'],
+      [{ name: 'ok', ai_provider_id: 'openai', create_default_provider: 'yes' }, 'create_default_provider'],
+      [{ name: 'ok', ai_provider_id: 'openai', key: '' }, 'key'],
+      [{ name: 'ok', ai_provider_id: 'openai', tags: { team: 5 } }, 'tags.team'],
+    ]
+    for (const [body, param] of integrationCases) {
+      const response = await h.call('POST', '/v1/integrations', adminKey, body)
+      expect(response.statusCode, JSON.stringify(body)).toBe(400)
+      expect(response.json().error).toMatchObject({ code: 'AB01', param })
+    }
+    for (const [path, body, param] of [
+      ['/v1/integrations/bounds', { status: 'deleted' }, 'status'],
+      ['/v1/integrations/bounds/models', { models: [{ slug: 'm', enabled: 'yes' }] }, 'models[0].enabled'],
+      ['/v1/integrations/bounds/models', { models: [{ slug: '', enabled: true }] }, 'models[0].slug'],
+      ['/v1/integrations/bounds/workspaces', { workspaces: [{ id: wsA, enabled: true, rate_limits: [{ type: 'requests', unit: 'rpy', value: 1 }] }] }, 'workspaces[0].rate_limits[0].unit'],
+      ['/v1/integrations/bounds/workspaces', { workspaces: [{ id: wsA, enabled: true, usage_limits: [{ credit_limit: 1, periodic_reset_days: 400 }] }] }, 'workspaces[0].usage_limits[0].periodic_reset_days'],
+      ['/v1/integrations/bounds/workspaces', { global_workspace_access: { enabled: 'sometimes' } }, 'global_workspace_access.enabled'],
+      ['/v1/providers/bounds', { status: 'paused' }, 'status'],
+      ['/v1/virtual-keys/bounds', { rate_limits: { type: 'requests', unit: 'rpm', value: 1.5 } }, 'rate_limits[0].value'],
+    ] as Array<[string, Record<string, unknown>, string]>) {
+      const response = await h.call('PUT', path, adminKey, body)
+      expect(response.statusCode, `${path} ${JSON.stringify(body)}`).toBe(400)
+      expect(response.json().error).toMatchObject({ code: 'AB01', param })
+    }
+    expect(await rows()).toEqual(before)
+  })
+})

@@ -23,7 +23,8 @@ import {
 import { checkSecretMappings, secretMappingsSchema } from './secret-mappings.ts'
 
 const KEY_MAX_CHARS = 16_384
-const rateLimits = z.union([workspaceRateLimitSchema.transform((limit) => [limit]), z.array(workspaceRateLimitSchema).max(8)])
+/** One limit object (the provider form) or a list of them (the virtual-key form). */
+const rateLimits = z.preprocess((value) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? [value] : value), z.array(workspaceRateLimitSchema).max(8))
 /** Non-secret and secret settings under their wire names (see compile/credential-fields.ts). */
 export const configurationsSchema = z.record(
   z.string().min(1).max(128),
