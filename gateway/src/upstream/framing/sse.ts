@@ -37,10 +37,14 @@ export async function* decodeSse(body: AsyncIterable<Uint8Array>): AsyncGenerato
 
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true })
+    // A cursor over the buffer: one read often holds many events, and re-slicing the rest of
+    // the buffer after every line would copy it again and again.
+    let start = 0
     let newline: number
-    while ((newline = buffer.indexOf('\n')) !== -1) {
-      const line = buffer.charCodeAt(newline - 1) === 13 ? buffer.slice(0, newline - 1) : buffer.slice(0, newline)
-      buffer = buffer.slice(newline + 1)
+    while ((newline = buffer.indexOf('\n', start)) !== -1) {
+      const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline
+      const line = buffer.slice(start, end)
+      start = newline + 1
       if (line === '') {
         if (!(yield* dispatch())) return
         continue
@@ -54,6 +58,7 @@ export async function* decodeSse(body: AsyncIterable<Uint8Array>): AsyncGenerato
       else if (field === 'event') eventName = value
       // `id` and `retry` carry nothing a gateway relays.
     }
+    buffer = start === 0 ? buffer : buffer.slice(start)
   }
   buffer += decoder.decode()
   if (buffer.startsWith('data:')) dataLines.push(buffer.slice(5).trimStart())
