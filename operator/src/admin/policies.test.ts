@@ -189,7 +189,17 @@ describe('health', () => {
   it('answers unauthenticated with the control plane service identifier', async () => {
     const response = await h.call('GET', '/v1/health', null)
     expect(response.statusCode).toBe(200)
-    expect(response.json()).toMatchObject({ status: 'success', service: 'gatehouse-control-plane' })
+    expect(response.json()).toMatchObject({ status: 'ok', service: 'gatehouse-control-plane' })
+  })
+
+  it('answers 503 with Retry-After when the store is down', async () => {
+    const down = await createHarness()
+    await down.store.close()
+    const response = await down.call('GET', '/v1/health', null)
+    expect(response.statusCode).toBe(503)
+    expect(response.headers['retry-after']).toBe('2')
+    expect(response.json()).toMatchObject({ status: 'unavailable', service: 'gatehouse-control-plane' })
+    await down.close()
   })
 })
 

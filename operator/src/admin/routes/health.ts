@@ -15,8 +15,9 @@ export function healthRoutes(app: FastifyInstance, ctx: AdminContext): void {
     try {
       await ctx.store.ping()
     } catch {
-      return reply.code(503).header('retry-after', '2').send({ status: 'failure', message: 'the admin store is unavailable', service: CONTROL_PLANE_SERVICE, version: VERSION, time })
+      return reply.code(503).header('retry-after', '2').send({ status: 'unavailable', reason: 'the admin store is unreachable', service: CONTROL_PLANE_SERVICE, version: VERSION, time })
     }
-    return { status: 'success', message: 'Server is healthy', service: CONTROL_PLANE_SERVICE, version: VERSION, time }
+    // Same shape as the gateway's /v1/health; `service` tells the two planes apart.
+    return { status: 'ok', service: CONTROL_PLANE_SERVICE, version: VERSION, time }
   })
 }
