@@ -137,6 +137,20 @@ describe('providers and virtual keys', () => {
 })
 
 describe('integrations', () => {
+  it('lists by type (workspace / organisation) and reports expired providers by the application clock', async () => {
+    await h.call('POST', '/v1/integrations', workspaceKey, { name: 'Typed WS', ai_provider_id: 'cohere', slug: 'typed-ws', create_default_provider: false })
+    const types = async (type: string) => (await h.call('GET', `/v1/integrations?type=${type}&page_size=100`, adminKey)).json().data.map((i: { workspace_id: string | null }) => i.workspace_id)
+    expect((await types('workspace')).every((ws: string | null) => ws !== null)).toBe(true)
+    expect(await types('workspace')).toContain(wsA)
+    expect((await types('organisation')).every((ws: string | null) => ws === null)).toBe(true)
+    expect((await h.call('GET', '/v1/integrations?type=both', adminKey)).json().error).toMatchObject({ code: 'AB01', param: 'type' })
+    const expiresAt = new Date(h.clock.now.getTime() + 60_000).toISOString()
+    await h.call('POST', '/v1/providers', adminKey, { name: 'Soon', provider: 'openai', key: 'sk-soon-1234567890', expires_at: expiresAt })
+    expect((await h.call('GET', '/v1/providers/soon', adminKey)).json()).toMatchObject({ status: 'active', expires_at: expiresAt })
+    h.clock.advance(60_000)
+    expect((await h.call('GET', '/v1/providers/soon', adminKey)).json().status).toBe('expired')
+  })
+
   it('creates a default provider unless told not to, with a custom slug', async () => {
     await h.call('POST', '/v1/integrations', adminKey, { name: 'Groq', ai_provider_id: 'groq', slug: 'groq-int', key: 'gsk-1234567890', default_provider_slug: 'groq' })
     expect((await h.call('GET', '/v1/providers/groq', adminKey)).json()).toMatchObject({ integration_id: 'groq-int', workspace_id: null })

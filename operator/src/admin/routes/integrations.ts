@@ -190,9 +190,13 @@ export function integrationRoutes(app: FastifyInstance, ctx: AdminContext): void
     }
     if (workspaces === null || workspaces === undefined) requireIntegrationScope(principal, 'list', null)
     else for (const workspaceId of workspaces) requireIntegrationScope(principal, 'list', workspaceId)
-    const result = await ctx.store.integrations.list(principal.organizationId, { workspaceIds: workspaces, tags: tagFilter(request.query), kind: query.ai_provider_id }, page, pageSize)
-    const data = query.type === 'workspace' ? result.data.filter((i) => i.workspaceId !== null) : result.data
-    return listEnvelope(query.type === 'workspace' ? data.length : result.total, data.map((i) => integrationView(i, false)))
+    const result = await ctx.store.integrations.list(principal.organizationId, {
+      workspaceIds: workspaces,
+      workspaceScoped: query.type === 'workspace' ? true : undefined,
+      tags: tagFilter(request.query),
+      kind: query.ai_provider_id,
+    }, page, pageSize)
+    return listEnvelope(result.total, result.data.map((i) => integrationView(i, false)))
   })
 
   app.get<{ Params: { slug: string } }>('/:slug', async (request) => {

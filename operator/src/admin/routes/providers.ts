@@ -86,7 +86,7 @@ function settingsOf(body: CommonFields): { credentials: Record<string, string>; 
   return Object.keys(fields).length === 0 ? null : splitProviderFields(fields)
 }
 
-export function providerView(provider: ProviderRecord, object: 'provider' | 'virtual-key', integrationSlug: string | null): Record<string, unknown> {
+export function providerView(provider: ProviderRecord, object: 'provider' | 'virtual-key', integrationSlug: string | null, now: Date): Record<string, unknown> {
   return {
     id: provider.id,
     name: provider.name,
@@ -95,7 +95,7 @@ export function providerView(provider: ProviderRecord, object: 'provider' | 'vir
     integration_id: integrationSlug,
     provider: provider.kind,
     note: provider.note,
-    status: provider.status === 'active' && provider.expiresAt !== null && new Date(provider.expiresAt) <= new Date() ? 'expired' : provider.status,
+    status: provider.status === 'active' && provider.expiresAt !== null && new Date(provider.expiresAt) <= now ? 'expired' : provider.status,
     base_url: provider.baseUrl,
     configurations: provider.options,
     has_credentials: provider.hasCredentials,
@@ -194,7 +194,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
       for (const provider of result.data) {
         if (provider.integrationId && !slugs.has(provider.integrationId)) slugs.set(provider.integrationId, await integrationSlug(principal.organizationId, provider.integrationId))
       }
-      return listEnvelope(result.total, result.data.map((p) => providerView(p, object, p.integrationId ? slugs.get(p.integrationId) ?? null : null)))
+      return listEnvelope(result.total, result.data.map((p) => providerView(p, object, p.integrationId ? slugs.get(p.integrationId) ?? null : null, ctx.clock())))
     })
 
     app.get<{ Params: { slug: string } }>('/:slug', async (request) => {
@@ -202,7 +202,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
       const query = parse(scopedListQuery, request.query)
       const provider = await load(principal, request.params.slug, query.workspace_id)
       requireCapability(principal, 'providers', 'read', provider.workspaceId)
-      return providerView(provider, object, await integrationSlug(principal.organizationId, provider.integrationId))
+      return providerView(provider, object, await integrationSlug(principal.organizationId, provider.integrationId), ctx.clock())
     })
 
     app.put<{ Params: { slug: string } }>('/:slug', async (request) => {

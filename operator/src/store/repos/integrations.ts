@@ -113,6 +113,8 @@ export interface IntegrationFilter {
   workspaceIds?: string[] | null
   tags?: Record<string, string>
   kind?: string
+  /** true: workspace integrations only; false: organisation integrations only. */
+  workspaceScoped?: boolean
 }
 
 const MASK_HINT = '__hint'
@@ -199,6 +201,7 @@ export class IntegrationRepository {
     if (filter.workspaceIds === null) where.add('workspace_id IS NULL')
     else if (filter.workspaceIds !== undefined) where.add('workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))', json(filter.workspaceIds))
     where.maybe('kind = ?', filter.kind)
+    if (filter.workspaceScoped !== undefined) where.add(filter.workspaceScoped ? 'workspace_id IS NOT NULL' : 'workspace_id IS NULL')
     if (filter.tags && Object.keys(filter.tags).length > 0) where.add('tags @> ?::jsonb', json(filter.tags))
     const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM integrations${where.sql}`, where.params)
     const rows = await this.#db.query<Row>(`SELECT * FROM integrations${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
