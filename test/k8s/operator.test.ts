@@ -8,7 +8,8 @@
  * - A Provider whose Secret is missing is refused (Accepted=False/SecretNotFound + Warning Event)
  *   and accepted as soon as the Secret appears; changing the Secret rotates the credential.
  * - Deleting a CR removes its row (finalizer) and the gateway stops routing to it.
- * - Two operator replicas: one holds the Lease and writes; when it stops, the other takes over at
+ * - Two operator replicas, a gateway on each: one holds the Lease and writes, and `Programmed`
+ *   waits for the gateways of both; when the leader stops, the other takes over at
  *   once (released Lease); when a leader crashes, a replica takes over after the lease expires.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -48,7 +49,7 @@ let store: Store
 let dispose: () => Promise<void>
 let databaseUrl: string
 const operators: GatehouseProcess[] = []
-let gateway: GatehouseProcess
+const gateways: GatehouseProcess[] = []
 let gatewayUrl: string
 let workspaceKey: string
 
@@ -66,6 +67,20 @@ function operatorEnv(identity: string): Record<string, string> {
     // Short lease: a crashed leader is replaced within seconds in this suite.
     GATEHOUSE_LEASE_DURATION_SECONDS: '4',
   }
+}
+
+async function startGateway(id: string, controlPlaneUrl: string): Promise<string> {
+  const gateway = startGatehouse(['gateway'], {
+    GATEHOUSE_KEY_PEPPER: PEPPER,
+    GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    GATEHOUSE_GATEWAY_TOKEN: GATEWAY_TOKEN,
+    GATEHOUSE_PORT: '0',
+    GATEHOUSE_CONTROL_PLANE_URL: controlPlaneUrl,
+    GATEHOUSE_SNAPSHOT_CACHE: join(directory, `${id}.snapshot`),
+    GATEHOUSE_GATEWAY_ID: id,
+  })
+  gateways.push(gateway)
+  return (await gateway.waitForLog((entry) => entry.msg === 'gateway is serving')).url!
 }
 
 async function startOperator(identity: string): Promise<{ process: GatehouseProcess; url: string }> {
@@ -125,10 +140,10 @@ async function putSecret(name: string, value: string): Promise<void> {
   }
 }
 
-async function chat(key: string): Promise<number> {
-  const response = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+async function chat(key: string, provider = '@sim', url = gatewayUrl): Promise<number> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'x-gateway-provider': '@sim', 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'x-gateway-provider': provider, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
   })
   await response.arrayBuffer()
@@ -158,20 +173,11 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
 
     leader = await startOperator('operator-a')
     await leader.process.waitForLog((entry) => entry.msg === 'became the leader', WAIT_MS)
-    gateway = startGatehouse(['gateway'], {
-      GATEHOUSE_KEY_PEPPER: PEPPER,
-      GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      GATEHOUSE_GATEWAY_TOKEN: GATEWAY_TOKEN,
-      GATEHOUSE_PORT: '0',
-      GATEHOUSE_CONTROL_PLANE_URL: leader.url,
-      GATEHOUSE_SNAPSHOT_CACHE: join(directory, 'gateway.snapshot'),
-      GATEHOUSE_GATEWAY_ID: 'gateway-1',
-    })
-    gatewayUrl = (await gateway.waitForLog((entry) => entry.msg === 'gateway is serving')).url!
+    gatewayUrl = await startGateway('gateway-1', leader.url)
   }, 120_000)
 
   afterAll(async () => {
-    await gateway?.stop()
+    await Promise.all(gateways.map((gateway) => gateway.stop()))
     await Promise.all(operators.map((operator) => operator.stop()))
     await server?.stop()
     await dispose?.()
@@ -256,9 +262,18 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
   it('runs two replicas with one leader; takeover on a graceful stop and after a crash', async () => {
     const follower = await startOperator('operator-b')
     expect(await leaseHolder()).toBe('operator-a')
-    // The follower keeps its informers warm but does not write.
+    // A second gateway on the follower: the leader must count it for Programmed too.
+    const secondGatewayUrl = await startGateway('gateway-2', follower.url)
+    await pollUntil(async () => {
+      const report = await server.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'gatehouse-gateways-operator-b', namespace: NAMESPACE }).catch(() => null)
+      return report?.metadata?.annotations?.['gatehouse.dev/gateways']?.includes('"gateway-2"') === true
+    }, WAIT_MS, 50)
     await apply('Provider', 'second', { kind: 'openai', baseUrl: simulator.baseUrl, workspace: 'team-a', secretRef: { name: 'sim-credentials', key: 'apiKey' } })
     await untilCondition('Provider', 'second', 'Accepted', 'True')
+    const programmed = await untilCondition('Provider', 'second', 'Programmed', 'True')
+    expect(programmed.message).toContain('All 2 connected gateway(s)')
+    expect(await chat(workspaceKey, '@second', secondGatewayUrl)).toBe(200)
+    // The follower keeps its informers warm but does not write.
     expect(follower.process.lines.some((line) => line.msg === 'applied to the admin store')).toBe(false)
     expect(follower.process.lines.some((line) => line.msg === 'became the leader')).toBe(false)
 
@@ -269,6 +284,8 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
 
     await apply('Provider', 'third', { kind: 'openai', baseUrl: simulator.baseUrl, workspace: 'team-a', secretRef: { name: 'sim-credentials', key: 'apiKey' } })
     await untilCondition('Provider', 'third', 'Accepted', 'True')
+    // Only gateway-2 is connected now (to the new leader); gateway-1 lost its control plane.
+    expect((await untilCondition('Provider', 'third', 'Programmed', 'True')).message).toContain('All 1 connected gateway(s)')
     const organizationId = (await store.organizations.first())!.id
     const workspace = (await store.workspaces.get(organizationId, 'team-a'))!
     expect(await store.providers.getBySlug(organizationId, workspace.id, 'third')).toMatchObject({ managedBy: 'kubernetes' })

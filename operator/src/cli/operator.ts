@@ -8,11 +8,13 @@
  *   GATEHOUSE_WATCH_NAMESPACE          watch one namespace (default: all)
  *   POD_NAMESPACE, POD_NAME            where the Lease lives and who holds it (set by the chart)
  *   GATEHOUSE_LEASE_NAME               default gatehouse-operator
- *   GATEHOUSE_LEASE_DURATION_SECONDS   default 15 (renew deadline 2/3 of it, retry every 2/15)
+ *   GATEHOUSE_LEASE_DURATION_SECONDS   default 15 (renew deadline 2/3 of it, retry every 2/15); also
+ *                                      how long a replica's gateway report stays fresh
  */
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Logger } from 'pino'
+import { GatewayReporter } from '../controllers/gateway-reports.ts'
 import { ControllerManager } from '../controllers/manager.ts'
 import { HttpKubeClient, loadKubeConfig } from '../kube/http-client.ts'
 import { LeaderElector } from '../kube/leader-election.ts'
@@ -43,6 +45,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
   const client = new HttpKubeClient(loadKubeConfig(env))
   const identity = env.POD_NAME ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
   const timings = leaseTimings(env)
+  const leaseNamespace = env.POD_NAMESPACE || 'default'
   const controlPlane = await serveControlPlane(options)
   let manager: ControllerManager
   try {
@@ -56,6 +59,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
       registry: controlPlane.registry,
       logger,
       namespace: env.GATEHOUSE_WATCH_NAMESPACE || null,
+      gatewayReports: { namespace: leaseNamespace, identity },
     })
   } catch (error) {
     await controlPlane.close()
@@ -72,7 +76,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
   }
   const elector = new LeaderElector({
     client,
-    namespace: env.POD_NAMESPACE || 'default',
+    namespace: leaseNamespace,
     leaseName: env.GATEHOUSE_LEASE_NAME || 'gatehouse-operator',
     identity,
     ...timings,
@@ -87,6 +91,16 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
     onError: (error) => logger.warn({ err: error }, 'leader election round failed'),
   })
   elector.start()
+  // Every replica reports its gateways; the leader counts them all for `Programmed`.
+  const reporter = new GatewayReporter({
+    client,
+    registry: controlPlane.registry,
+    namespace: leaseNamespace,
+    identity,
+    reportTtlMs: timings.leaseDurationMs,
+    onError: (error) => logger.warn({ err: error }, 'could not publish the gateway report'),
+  })
+  reporter.start()
   logger.info({ url: controlPlane.url, identity, generation: controlPlane.publisher.latest?.generation }, 'operator is serving')
   return {
     ...controlPlane,
@@ -96,6 +110,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
       // Stop writing first, then hand the Lease over, so two leaders never overlap.
       await controllers.stopReconciling()
       await elector.stop()
+      await reporter.stop()
       await controllers.stop()
       // Gateways' snapshot streams never end on their own and would hold the server open; after a
       // grace period for ordinary requests they are cut, and gateways reconnect to another replica.

@@ -6,7 +6,7 @@ const T1 = '2026-11-22T08:05:00Z'
 
 describe('conditionsFor', () => {
   it('is Ready only when accepted and programmed', () => {
-    expect(conditionsFor({ accepted: true }, { programmed: true, generation: 7 }).map((c) => [c.type, c.status, c.reason])).toEqual([
+    expect(conditionsFor({ accepted: true }, { programmed: true, generation: 7, gateways: 2 }).map((c) => [c.type, c.status, c.reason])).toEqual([
       ['Accepted', 'True', 'Accepted'],
       ['Programmed', 'True', 'Programmed'],
       ['Ready', 'True', 'Ready'],
@@ -33,7 +33,7 @@ describe('mergeConditions', () => {
     const first = mergeConditions(undefined, conditionsFor({ accepted: true }, { programmed: false, reason: 'Pending', message: 'm' }), 1, T0)
     expect(first.every((c) => c.observedGeneration === 1 && c.lastTransitionTime === T0)).toBe(true)
 
-    const second = mergeConditions(first, conditionsFor({ accepted: true }, { programmed: true, generation: 9 }), 2, T1)
+    const second = mergeConditions(first, conditionsFor({ accepted: true }, { programmed: true, generation: 9, gateways: 1 }), 2, T1)
     const byType = Object.fromEntries(second.map((c) => [c.type, c]))
     // Accepted stayed True: its transition time stays; Programmed and Ready flipped.
     expect(byType.Accepted).toMatchObject({ status: 'True', observedGeneration: 2, lastTransitionTime: T0 })

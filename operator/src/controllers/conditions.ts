@@ -20,7 +20,7 @@ export type Acceptance = { accepted: true } | { accepted: false; reason: string;
 
 /** Whether the gateways run a snapshot containing the object's latest change. */
 export type Programming =
-  | { programmed: true; generation: number }
+  | { programmed: true; generation: number; gateways: number }
   | { programmed: false; reason: 'Pending' | 'Rejected' | 'NoGateways' | 'NotAccepted'; message: string }
 
 export function acceptedCondition(acceptance: Acceptance): ConditionInput {
@@ -31,7 +31,12 @@ export function acceptedCondition(acceptance: Acceptance): ConditionInput {
 
 export function programmedCondition(programming: Programming): ConditionInput {
   return programming.programmed
-    ? { type: 'Programmed', status: 'True', reason: 'Programmed', message: `Every connected gateway applied snapshot generation ${programming.generation} or later.` }
+    ? {
+        type: 'Programmed',
+        status: 'True',
+        reason: 'Programmed',
+        message: `All ${programming.gateways} connected gateway(s) applied a snapshot with this change (generation ${programming.generation} or later).`,
+      }
     : { type: 'Programmed', status: 'False', reason: programming.reason, message: programming.message }
 }
 

@@ -15,9 +15,10 @@ import type { GatehouseKind } from '@gatehouse/crds'
 import type { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import type { SnapshotPublisher } from '../distribution/publisher.ts'
 import type { Store } from '../store/index.ts'
-import { SECRETS, objectKey, type KubeClient, type KubeObject } from '../kube/client.ts'
+import { LEASES, SECRETS, objectKey, type KubeClient, type KubeObject } from '../kube/client.ts'
 import { Informer } from '../kube/informer.ts'
 import { WorkQueue } from '../kube/work-queue.ts'
+import { remoteGateways } from './gateway-reports.ts'
 import { RESOURCE_TYPES, parseWorkKey, workKey } from './kinds.ts'
 import { ProgrammedTracker } from './programmed.ts'
 import { Reconciler, type ObjectCaches } from './reconciler.ts'
@@ -36,12 +37,19 @@ export interface ControllerManagerOptions {
   resyncIntervalMs?: number
   relistIntervalMs?: number
   missingReferenceRetryMs?: number
+  /**
+   * Where the replicas' gateway reports live and who this replica is (gateway-reports.ts); without
+   * it only gateways connected to this replica count for `Programmed`.
+   */
+  gatewayReports?: { namespace: string; identity: string }
 }
 
 export class ControllerManager {
   readonly #options: ControllerManagerOptions
   readonly #informers = new Map<GatehouseKind, Informer>()
   readonly #secrets: Informer
+  /** Leases of the replicas' gateway reports (only with options.gatewayReports). */
+  readonly #reports: Informer | null
   readonly #tracker: ProgrammedTracker
   readonly #reconciler: Reconciler
   readonly #secretIndex = new ReferenceIndex()
@@ -64,7 +72,14 @@ export class ControllerManager {
     }
     for (const [kind, type] of RESOURCE_TYPES) this.#informers.set(kind, new Informer(options.client, type, informerOptions))
     this.#secrets = new Informer(options.client, SECRETS, informerOptions)
-    this.#tracker = new ProgrammedTracker(options.publisher, options.registry)
+    const reports = options.gatewayReports
+    this.#reports = reports ? new Informer(options.client, LEASES, { ...informerOptions, namespace: reports.namespace }) : null
+    const reportInformer = this.#reports
+    this.#tracker = new ProgrammedTracker(
+      options.publisher,
+      options.registry,
+      reports && reportInformer ? () => remoteGateways(reportInformer.list(), reports.identity, Date.now()) : undefined,
+    )
     this.#reconciler = new Reconciler({
       client: options.client,
       caches: this.#caches(),
@@ -92,8 +107,13 @@ export class ControllerManager {
     }
     this.#unsubscribe.push(this.#secrets.on((_event, secret) => this.#enqueueAll(this.#secretIndex.referrers(objectKey(secret.metadata)))))
     this.#secrets.start()
-    this.#unsubscribe.push(this.#options.registry.onChange(() => this.#enqueueAll(this.#tracker.waiting().flatMap((uid) => this.#keysByUid.get(uid) ?? []))))
-    await Promise.all([...this.#informers.values(), this.#secrets].map((informer) => informer.synced))
+    const recheckWaiting = (): void => this.#enqueueAll(this.#tracker.waiting().flatMap((uid) => this.#keysByUid.get(uid) ?? []))
+    this.#unsubscribe.push(this.#options.registry.onChange(recheckWaiting))
+    if (this.#reports) {
+      this.#unsubscribe.push(this.#reports.on(recheckWaiting))
+      this.#reports.start()
+    }
+    await Promise.all(this.#allInformers().map((informer) => informer.synced))
   }
 
   get reconciling(): boolean {
@@ -134,7 +154,11 @@ export class ControllerManager {
   async stop(): Promise<void> {
     await this.stopReconciling()
     for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe()
-    for (const informer of [...this.#informers.values(), this.#secrets]) informer.stop()
+    for (const informer of this.#allInformers()) informer.stop()
+  }
+
+  #allInformers(): Informer[] {
+    return [...this.#informers.values(), this.#secrets, ...(this.#reports ? [this.#reports] : [])]
   }
 
   async #handle(key: string) {

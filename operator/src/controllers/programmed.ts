@@ -1,39 +1,63 @@
 /**
- * When is an object `Programmed`? When every gateway connected to this control plane has ACKed a
- * snapshot generation at least as new as the first one compiled after the object's store write.
- * The tracker remembers that generation per object (by uid); it is in memory on purpose: after a
- * restart the first reconcile writes again and gets a fresh one.
+ * When is an object `Programmed`? When every connected gateway has ACKed a snapshot containing the
+ * object's last store write: gateways on this replica a generation at least as new as the first
+ * one compiled here after the write, gateways on other replicas (from their reports) a generation
+ * at least this replica's clock at the write (see gateway-reports.ts and `written`). The tracker remembers both
+ * per object (by uid), in memory on purpose: after a restart the first reconcile writes again.
  */
 import type { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import type { SnapshotPublisher } from '../distribution/publisher.ts'
 import type { Programming } from './conditions.ts'
+import { connectedGateways, type ReportedGateway } from './gateway-reports.ts'
+
+/** What an object's last write needs from gateways. */
+interface Requirement {
+  /** Generation of this replica's first snapshot containing the write. */
+  generation: number
+  /** This replica's clock before the write: what other replicas' generations must reach. */
+  remoteGeneration: number
+}
+
+export interface WriteMark {
+  generation: number
+  atMs: number
+}
 
 export class ProgrammedTracker {
   readonly #publisher: SnapshotPublisher
   readonly #registry: GatewayRegistry
-  readonly #required = new Map<string, number>()
+  readonly #remote: () => ReportedGateway[]
+  readonly #required = new Map<string, Requirement>()
   /** Objects whose status last said not Programmed: they are re-checked when a gateway reports. */
   readonly #waiting = new Set<string>()
 
-  constructor(publisher: SnapshotPublisher, registry: GatewayRegistry) {
+  /** `remote`: gateways connected to the other replicas (see gateway-reports.ts). */
+  constructor(publisher: SnapshotPublisher, registry: GatewayRegistry, remote: () => ReportedGateway[] = () => []) {
     this.#publisher = publisher
     this.#registry = registry
+    this.#remote = remote
   }
 
-  /** The generation before a store write, to tell afterwards whether a newer snapshot was compiled. */
-  latestGeneration(): number {
-    return this.#publisher.latest?.generation ?? -1
+  /** Taken right before a store write: what `written` compares against. */
+  beforeWrite(): WriteMark {
+    return { generation: this.#publisher.latest?.generation ?? -1, atMs: Date.now() }
   }
 
   /**
    * Called after the object's store write: compiles now and records the generation that contains
    * the write. If compiling failed, nothing published so far contains it: the bar is set above
    * the last one, so the object stays Pending until a snapshot compiles.
+   *
+   * For other replicas the bar is the clock before the write. Taking it after the commit would
+   * race: a replica that hears the commit at once can compile a snapshot containing it with a
+   * generation below that reading, and the object would wait for the next change. The price is
+   * that a remote snapshot compiled during the write itself (milliseconds) also passes the bar;
+   * that replica compiles again as soon as it hears of the commit.
    */
-  async written(uid: string, generationBefore: number): Promise<void> {
+  async written(uid: string, mark: WriteMark): Promise<void> {
     const snapshot = await this.#publisher.publish()
     const generation = snapshot?.generation ?? -1
-    this.#required.set(uid, generation > generationBefore ? generation : generationBefore + 1)
+    this.#required.set(uid, { generation: generation > mark.generation ? generation : mark.generation + 1, remoteGeneration: mark.atMs })
   }
 
   hasRecord(uid: string): boolean {
@@ -56,24 +80,24 @@ export class ProgrammedTracker {
   #state(uid: string): Programming {
     const required = this.#required.get(uid)
     if (required === undefined) return { programmed: false, reason: 'Pending', message: 'The resource has not been written to the admin store yet.' }
-    const connected = this.#registry.list().filter((gateway) => gateway.connected)
-    if (connected.length === 0) {
-      return { programmed: false, reason: 'NoGateways', message: `No gateway is connected to the control plane; snapshot generation ${required} is waiting to be served.` }
+    const gateways = [
+      ...connectedGateways(this.#registry).map((gateway) => ({ ...gateway, needs: required.generation })),
+      ...this.#remote().map((gateway) => ({ ...gateway, needs: required.remoteGeneration })),
+    ]
+    if (gateways.length === 0) {
+      return { programmed: false, reason: 'NoGateways', message: `No gateway is connected to the control plane; snapshot generation ${required.generation} is waiting to be served.` }
     }
-    const rejecting = connected.filter((gateway) => gateway.lastNack !== null && gateway.lastNack.generation >= required && (gateway.appliedGeneration ?? -1) < gateway.lastNack.generation)
-    if (rejecting.length > 0) {
-      const first = rejecting[0]!
-      const problem = first.lastNack!.problems[0]
+    const rejecting = gateways.find((gateway) => gateway.lastNack !== null && gateway.lastNack.generation >= gateway.needs && (gateway.appliedGeneration ?? -1) < gateway.lastNack.generation)
+    if (rejecting) {
       return {
         programmed: false,
         reason: 'Rejected',
-        message: `Gateway ${first.gatewayId} rejected snapshot generation ${first.lastNack!.generation}${problem ? `: ${problem.path}: ${problem.message}` : ''}; gateways keep serving the previous snapshot.`,
+        message: `Gateway ${rejecting.gatewayId} rejected snapshot generation ${rejecting.lastNack!.generation}${rejecting.lastNack!.problem ? `: ${rejecting.lastNack!.problem}` : ''}; gateways keep serving the previous snapshot.`,
       }
     }
-    const lowest = this.#registry.programmedGeneration() ?? -1
-    if (lowest >= required) return { programmed: true, generation: required }
-    const behind = connected.filter((gateway) => (gateway.appliedGeneration ?? -1) < required).length
-    return { programmed: false, reason: 'Pending', message: `Waiting for ${behind} of ${connected.length} gateways to apply snapshot generation ${required}.` }
+    const behind = gateways.filter((gateway) => (gateway.appliedGeneration ?? -1) < gateway.needs).length
+    if (behind === 0) return { programmed: true, generation: required.generation, gateways: gateways.length }
+    return { programmed: false, reason: 'Pending', message: `Waiting for ${behind} of ${gateways.length} gateways to apply snapshot generation ${required.generation}.` }
   }
 
   /**

@@ -156,10 +156,10 @@ export class Reconciler {
     const fingerprint = this.#fingerprint(item.resource, namespace, workspaces)
     const previous = this.#applied.get(uid)
     if (previous?.fingerprint === fingerprint && tracker.hasRecord(uid) && (await resourceRowExists(store, organizationId, kind, previous.adminId))) return
-    const before = tracker.latestGeneration()
+    const mark = tracker.beforeWrite()
     const { adminId } = await applyResource(store, this.#context(namespace), item, workspaces)
     this.#applied.set(uid, { fingerprint, adminId })
-    await tracker.written(uid, before)
+    await tracker.written(uid, mark)
     this.#options.logger.info({ kind, namespace, name: object.metadata.name, adminId }, 'applied to the admin store')
   }
 

@@ -90,6 +90,8 @@ export interface KubeClient {
   createLease(lease: Lease): Promise<Lease>
   /** Optimistic update: fails with 409 when lease.metadata.resourceVersion is stale. */
   replaceLease(lease: Lease): Promise<Lease>
+  /** Deletes a Lease; a missing one is not an error. */
+  deleteLease(namespace: string, name: string): Promise<void>
 }
 
 /** A failed API call with its HTTP status (404 not found, 409 conflict, 410 gone, ...). */

@@ -166,6 +166,11 @@ export class FakeKubeClient implements KubeClient {
     return this.#store(LEASES, structuredClone({ ...lease, metadata: { ...lease.metadata, namespace } }), 'ADDED') as Lease
   }
 
+  async deleteLease(namespace: string, name: string): Promise<void> {
+    this.#check()
+    this.delete(LEASES, namespace, name)
+  }
+
   async replaceLease(lease: Lease): Promise<Lease> {
     this.#check()
     const namespace = lease.metadata.namespace ?? 'default'

@@ -180,6 +180,14 @@ export class HttpKubeClient implements KubeClient {
     return this.#request(HttpMethod.POST, collectionPath(LEASES, lease.metadata.namespace ?? 'default'), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease })
   }
 
+  async deleteLease(namespace: string, name: string): Promise<void> {
+    try {
+      await this.#request(HttpMethod.DELETE, objectPath(LEASES, namespace, name))
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error
+    }
+  }
+
   replaceLease(lease: Lease): Promise<Lease> {
     const namespace = lease.metadata.namespace ?? 'default'
     return this.#request(HttpMethod.PUT, objectPath(LEASES, namespace, lease.metadata.name), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease })
