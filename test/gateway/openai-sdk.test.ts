@@ -194,14 +194,28 @@ describe('keys, routing and errors', () => {
   })
 
   it('relays an in-band provider error mid-stream as an error event, not [DONE]', async () => {
-    simulator.script({ errorAfterChunks: 2, status: 500 })
-    const stream = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'long answer' }], stream: true })
-    const consume = async (): Promise<void> => {
-      for await (const _chunk of stream) {
-        /* drain */
+    // Paced, so the error arrives after chunks already went out (an error in the first read is
+    // answered as a plain HTTP error instead: nothing had been sent yet).
+    simulator.options.tokenIntervalMs = 5
+    try {
+      simulator.script({ errorAfterChunks: 2, status: 500 })
+      const stream = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'long answer' }], stream: true })
+      let received = 0
+      const consume = async (): Promise<void> => {
+        for await (const _chunk of stream) received++
       }
+      await expect(consume()).rejects.toThrow()
+      expect(received).toBeGreaterThan(0)
+    } finally {
+      simulator.options.tokenIntervalMs = 0
     }
-    await expect(consume()).rejects.toThrow()
+  })
+
+  it('answers an in-band error in the first read as an HTTP error, since nothing was sent yet', async () => {
+    simulator.script({ errorAfterChunks: 1, status: 500 })
+    await expect(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }], stream: true })).rejects.toMatchObject({
+      status: 502,
+    })
   })
 
   it('aborts the upstream request when the client disconnects mid-stream', async () => {

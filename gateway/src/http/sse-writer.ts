@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { toGatewayError, type GatewayError } from '../errors.ts'
+import { toJsonText } from '../pipeline/raw-json.ts'
 
 export interface StreamWriteResult {
   completed: boolean
@@ -52,52 +53,6 @@ export function startSse(response: ServerResponse, status: number, headers: Reco
   response.flushHeaders()
 }
 
-/**
- * Collects the frames of one tick into a single string and writes it once at the end of the tick:
- * events decoded from one upstream read then cost one chunk of the chunked encoding and one UTF-8
- * conversion, not one each. Nothing waits for I/O, so the first event still leaves at once.
- */
-class FrameBatch {
-  readonly #response: ServerResponse
-  #first = true
-  #pending = ''
-  #scheduled = false
-  #flush = (): void => {
-    this.#scheduled = false
-    if (this.#pending === '' || this.#response.destroyed) return
-    const text = this.#pending
-    this.#pending = ''
-    this.#response.write(text)
-  }
-
-  constructor(response: ServerResponse) {
-    this.#response = response
-  }
-
-  /** Queues a frame; resolves at once unless the client is not keeping up. */
-  async add(frame: string): Promise<boolean> {
-    if (this.#response.destroyed) return false
-    if (this.#first) {
-      // Written now, into the cork `startSse` holds: it leaves with the headers, in one packet.
-      this.#first = false
-      this.#response.write(frame)
-    } else {
-      this.#pending += frame
-    }
-    if (!this.#scheduled && this.#pending !== '') {
-      this.#scheduled = true
-      process.nextTick(this.#flush)
-    }
-    if (this.#response.writableNeedDrain) await Promise.race([once(this.#response, 'drain'), once(this.#response, 'close')])
-    return !this.#response.destroyed
-  }
-
-  /** Writes what is queued now (before the response ends). */
-  flushNow(): void {
-    this.#flush()
-  }
-}
-
 export interface PipeSseOptions {
   /** Write the final `data: [DONE]` (OpenAI streams); false for formats without it (Anthropic). */
   done?: boolean
@@ -108,21 +63,32 @@ export interface PipeSseOptions {
   errorData?: (error: GatewayError) => unknown
 }
 
-export async function pipeSse(response: ServerResponse, chunks: AsyncIterable<unknown>, options: PipeSseOptions = {}): Promise<StreamWriteResult> {
-  const batch = new FrameBatch(response)
+function waitForDrain(response: ServerResponse): Promise<unknown> {
+  return Promise.race([once(response, 'drain'), once(response, 'close')])
+}
+
+/**
+ * Writes each batch of chunks (those that arrived together from the provider) as one socket
+ * write: one chunk of the chunked encoding and one UTF-8 conversion per batch, not per event.
+ * The first batch joins the headers `startSse` holds, in one packet.
+ */
+export async function pipeSse(response: ServerResponse, batches: AsyncIterable<readonly unknown[]>, options: PipeSseOptions = {}): Promise<StreamWriteResult> {
+  const frame = (chunk: unknown): string => {
+    const name = options.eventName?.(chunk)
+    const data = options.data ? options.data(chunk) : chunk
+    return `${name === undefined ? '' : `event: ${name}\n`}data: ${toJsonText(data)}\n\n`
+  }
   try {
-    for await (const chunk of chunks) {
-      const name = options.eventName?.(chunk)
-      const data = options.data ? options.data(chunk) : chunk
-      const frame = `${name === undefined ? '' : `event: ${name}\n`}data: ${JSON.stringify(data)}\n\n`
-      if (!(await batch.add(frame))) return { completed: false, error: null }
+    for await (const batch of batches) {
+      if (response.destroyed) return { completed: false, error: null }
+      let text = ''
+      for (const chunk of batch) text += frame(chunk)
+      if (!response.write(text)) await waitForDrain(response)
     }
-    if (options.done !== false) await batch.add('data: [DONE]\n\n')
-    batch.flushNow()
-    finish(response)
+    if (response.destroyed) return { completed: false, error: null }
+    finish(response, options.done === false ? undefined : 'data: [DONE]\n\n')
     return { completed: true, error: null }
   } catch (error) {
-    batch.flushNow()
     if (!response.destroyed) {
       const gatewayError = toGatewayError(error)
       const body = options.errorData ? options.errorData(gatewayError) : gatewayError.toBody()
@@ -156,7 +122,7 @@ export async function relaySseBytes(
       if (response.destroyed) return { completed: false, error: null }
       const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength)
       if (chunk.length > 0) endsCleanly = endsWithBlankLine(chunk)
-      if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')])
+      if (!response.write(chunk)) await waitForDrain(response)
     }
     finish(response)
     return { completed: !response.destroyed, error: null }

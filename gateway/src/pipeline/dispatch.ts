@@ -4,13 +4,14 @@
  * before the client got a byte can still be retried or sent to a fallback target.
  */
 import { randomUUID } from 'node:crypto'
-import type { JsonOperation, ResponseContext, StreamingOperation, StreamResult, Warning } from '../providers/adapter.ts'
+import type { JsonOperation, ResponseContext, StreamingOperation, StreamResult, UpstreamEvent, Warning } from '../providers/adapter.ts'
 import { MalformedResponseError, ProviderStreamError } from '../providers/adapter.ts'
 import type { Usage } from '../providers/canonical.ts'
 import { GatewayError } from '../errors.ts'
-import { decodeFrames } from '../upstream/framing/index.ts'
+import { decodeFrameBatches } from '../upstream/framing/index.ts'
 import { sendUpstream, sendUpstreamBuffered, transportError, type UpstreamResponse } from '../upstream/transport.ts'
 import { errorFromProvider } from './provider-errors.ts'
+import { rememberRawJson } from './raw-json.ts'
 import type { RouteTarget } from './resolve-route.ts'
 
 export interface JsonOutcome<Response> {
@@ -22,8 +23,11 @@ export interface JsonOutcome<Response> {
 
 export interface StreamOutcome<Chunk> {
   kind: 'stream'
-  /** The first chunks (already received) followed by the rest of the stream. */
-  chunks: AsyncIterable<Chunk>
+  /**
+   * The first chunks (already received) followed by the rest of the stream, in batches as they
+   * arrived together from the provider: one write to the client per batch.
+   */
+  chunks: AsyncIterable<Chunk[]>
   /** Usage and finish reason, known once `chunks` is exhausted. */
   result(): StreamResult<Chunk> | null
   warnings: Warning[]
@@ -110,7 +114,7 @@ export async function attemptStream<Request extends { model: string }, Response,
   const transform = operation.stream
   const state = transform.start(responseContext(target.upstreamModel))
   // Leaving the loop at [DONE] must not destroy the body (see the dump in `finally` below).
-  const events = decodeFrames(operation.framing, response.body.iterator({ destroyOnReturn: false }))[Symbol.asyncIterator]()
+  const batches = decodeFrameBatches(operation.framing, response.body.iterator({ destroyOnReturn: false }))[Symbol.asyncIterator]()
   let result: StreamResult<Chunk> | null = null
 
   const translateErrors = (error: unknown): unknown => {
@@ -120,33 +124,45 @@ export async function attemptStream<Request extends { model: string }, Response,
     return transportError(error, options.signal)
   }
 
+  const translate = (events: UpstreamEvent[]): Chunk[] => {
+    const out: Chunk[] = []
+    for (const event of events) {
+      for (const chunk of transform.step(state, event)) {
+        if (event.raw !== undefined && (chunk as unknown) === event.data) rememberRawJson(chunk, event.raw)
+        out.push(chunk)
+      }
+    }
+    return out
+  }
+
   // Pull until the first chunk exists (some events, like Anthropic's ping, produce none).
-  const head: Chunk[] = []
+  let head: Chunk[] = []
   let ended = false
   try {
     while (head.length === 0) {
-      const next = await events.next()
+      const next = await batches.next()
       if (next.done) {
         ended = true
         break
       }
-      head.push(...transform.step(state, next.value))
+      head = translate(next.value)
     }
   } catch (error) {
     response.body.destroy()
     throw translateErrors(error)
   }
 
-  async function* chunks(): AsyncGenerator<Chunk> {
+  async function* chunks(): AsyncGenerator<Chunk[]> {
     try {
-      yield* head
+      if (head.length > 0) yield head
       if (!ended) {
-        for (let next = await events.next(); !next.done; next = await events.next()) {
-          yield* transform.step(state, next.value)
+        for (let next = await batches.next(); !next.done; next = await batches.next()) {
+          const translated = translate(next.value)
+          if (translated.length > 0) yield translated
         }
       }
       result = transform.finish(state)
-      yield* result.chunks
+      if (result.chunks.length > 0) yield result.chunks
     } catch (error) {
       throw translateErrors(error)
     } finally {

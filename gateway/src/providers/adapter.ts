@@ -58,6 +58,8 @@ export interface ResponseContext {
 export interface UpstreamEvent {
   event?: string
   data: unknown
+  /** The JSON text `data` was parsed from, when the framing had it (SSE). */
+  raw?: string
 }
 
 export interface StreamResult<Chunk> {

@@ -50,7 +50,7 @@ function requireBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>
 }
 
-async function streamEvents(reply: FastifyReply, headers: Record<string, string>, events: AsyncIterable<AnthropicSseEvent | UpstreamEvent>): Promise<void> {
+async function streamEvents(reply: FastifyReply, headers: Record<string, string>, events: AsyncIterable<ReadonlyArray<AnthropicSseEvent | UpstreamEvent>>): Promise<void> {
   reply.hijack()
   startSse(reply.raw, 200, headers)
   await pipeSse(reply.raw, events, anthropicSse)
@@ -87,14 +87,14 @@ async function sendNative(
 }
 
 async function* translatedEvents(
-  chunks: AsyncIterable<ChatChunk>,
+  batches: AsyncIterable<ChatChunk[]>,
   usage: () => Usage | undefined,
   requestModel: string,
   nowMs: number,
-): AsyncGenerator<AnthropicSseEvent> {
+): AsyncGenerator<AnthropicSseEvent[]> {
   const state = chatStreamToAnthropic.start({ requestModel, responseId: `msg_${randomUUID().replaceAll('-', '')}`, createdAt: Math.floor(nowMs / 1000) })
-  for await (const chunk of chunks) yield* chatStreamToAnthropic.step(state, chunk)
-  yield* chatStreamToAnthropic.finish(state, usage())
+  for await (const chunks of batches) yield chunks.flatMap((chunk) => chatStreamToAnthropic.step(state, chunk))
+  yield chatStreamToAnthropic.finish(state, usage())
 }
 
 /** The body becomes a chat request for the target's chat operation, and the answer a Messages answer. */

@@ -2,25 +2,33 @@
  * Server-sent events decoding, done once for every provider. Turns a byte stream into
  * `UpstreamEvent`s with parsed JSON data; `data: [DONE]` ends the stream. Handles events split
  * across network chunks, CRLF or LF line ends, multi-line data, comments and keep-alives.
+ *
+ * Events come out in batches, one per network read: a provider often sends many events in one
+ * packet, and handing each through the async iteration of every later stage cost more CPU than
+ * decoding it.
  */
 import type { UpstreamEvent } from '../../providers/adapter.ts'
 import { MalformedResponseError } from '../../providers/adapter.ts'
 
 const DONE = '[DONE]'
+const CARRIAGE_RETURN = 13
+const COLON = 58
+const SPACE = 32
 
-export async function* decodeSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent> {
+export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent[]> {
   const decoder = new TextDecoder()
   let buffer = ''
   let eventName: string | undefined
   let dataLines: string[] = []
+  let batch: UpstreamEvent[] = []
 
-  // Returns false when the stream is over ([DONE]).
-  const dispatch = function* (): Generator<UpstreamEvent, boolean> {
+  // Completes the event the blank line ended; false when the stream is over ([DONE]).
+  const complete = (): boolean => {
     if (dataLines.length === 0) {
       eventName = undefined
       return true
     }
-    const data = dataLines.join('\n')
+    const data = dataLines.length === 1 ? dataLines[0]! : dataLines.join('\n')
     const name = eventName
     dataLines = []
     eventName = undefined
@@ -31,36 +39,53 @@ export async function* decodeSse(body: AsyncIterable<Uint8Array>): AsyncGenerato
     } catch {
       throw new MalformedResponseError(`stream event is not JSON: ${data.slice(0, 120)}`)
     }
-    yield name === undefined ? { data: parsed } : { event: name, data: parsed }
+    batch.push(name === undefined ? { data: parsed, raw: data } : { event: name, data: parsed, raw: data })
     return true
   }
 
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true })
-    // A cursor over the buffer: one read often holds many events, and re-slicing the rest of
-    // the buffer after every line would copy it again and again.
+  // Reads lines from `buffer` (a cursor, not re-slicing the rest after every line); returns the
+  // index where an incomplete line starts, or -1 when [DONE] ended the stream.
+  const readLines = (): number => {
     let start = 0
     let newline: number
     while ((newline = buffer.indexOf('\n', start)) !== -1) {
-      const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline
+      const end = newline > start && buffer.charCodeAt(newline - 1) === CARRIAGE_RETURN ? newline - 1 : newline
       const line = buffer.slice(start, end)
       start = newline + 1
       if (line === '') {
-        if (!(yield* dispatch())) return
+        if (!complete()) return -1
         continue
       }
-      if (line.charCodeAt(0) === 58) continue // ':' comment / keep-alive
+      if (line.charCodeAt(0) === COLON) continue // comment / keep-alive
       const colon = line.indexOf(':')
       const field = colon === -1 ? line : line.slice(0, colon)
       let value = colon === -1 ? '' : line.slice(colon + 1)
-      if (value.charCodeAt(0) === 32) value = value.slice(1)
+      if (value.charCodeAt(0) === SPACE) value = value.slice(1)
       if (field === 'data') dataLines.push(value)
       else if (field === 'event') eventName = value
       // `id` and `retry` carry nothing a gateway relays.
     }
-    buffer = start === 0 ? buffer : buffer.slice(start)
+    return start
+  }
+
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true })
+    const rest = readLines()
+    if (batch.length > 0) {
+      const ready = batch
+      batch = []
+      yield ready
+    }
+    if (rest === -1) return
+    buffer = rest === 0 ? buffer : buffer.slice(rest)
   }
   buffer += decoder.decode()
   if (buffer.startsWith('data:')) dataLines.push(buffer.slice(5).trimStart())
-  yield* dispatch()
+  complete()
+  if (batch.length > 0) yield batch
+}
+
+/** One event at a time, for consumers that see few events (the snapshot stream, tests). */
+export async function* decodeSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent> {
+  for await (const batch of decodeSseBatches(body)) yield* batch
 }
