@@ -7,6 +7,7 @@
  *   GATEHOUSE_ENCRYPTION_KEY                  keyring that opens sealed snapshots (stream and disk)
  *   GATEHOUSE_SNAPSHOT_CACHE                  where the last good snapshot is kept (sealed)
  *   GATEHOUSE_GATEWAY_ID                      this gateway's name in ACKs (default host-pid)
+ *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
  */
@@ -70,6 +71,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
       controlPlaneUrl,
       token: required(env, 'GATEHOUSE_GATEWAY_TOKEN'),
       gatewayId: env.GATEHOUSE_GATEWAY_ID ?? `${hostname()}-${process.pid}`,
+      ...(env.GATEHOUSE_DEPLOYMENT ? { deployment: env.GATEHOUSE_DEPLOYMENT } : {}),
       holder,
       keyring,
       persistPath,

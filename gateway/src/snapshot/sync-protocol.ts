@@ -5,7 +5,9 @@
  * both authenticated with `Authorization: Bearer <GATEHOUSE_GATEWAY_TOKEN>`. Each `snapshot` event
  * carries the whole snapshot sealed with the shared keyring (context `snapshot`), so credentials
  * never cross the network or touch a disk in plain text. A gateway resumes with the last
- * generation it applied and receives only something newer.
+ * generation it applied and receives only something newer. A gateway of a named deployment adds
+ * `&deployment=SLUG` (GATEHOUSE_DEPLOYMENT) and receives that deployment's snapshot: only the
+ * workspaces it serves (404 when there is no such deployment).
  */
 export const SYNC_STREAM_PATH = '/v1/gateway-sync/stream'
 export const SYNC_ACK_PATH = '/v1/gateway-sync/acks'

@@ -23,6 +23,8 @@ export interface SnapshotSyncOptions {
   controlPlaneUrl: string
   token: string
   gatewayId: string
+  /** The deployment this gateway serves (its slug): the control plane sends that deployment's snapshot. */
+  deployment?: string
   holder: RuntimeHolder
   keyring: Keyring
   /** Where the last good snapshot is kept; null disables persistence. */
@@ -92,7 +94,7 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
   const connectOnce = async (): Promise<void> => {
     current = new AbortController()
     const after = holder.current?.generation ?? -1
-    const response = await request(`${base}${SYNC_STREAM_PATH}?gateway_id=${encodeURIComponent(options.gatewayId)}&after=${after}`, {
+    const response = await request(`${base}${SYNC_STREAM_PATH}?gateway_id=${encodeURIComponent(options.gatewayId)}&after=${after}${options.deployment ? `&deployment=${encodeURIComponent(options.deployment)}` : ''}`, {
       headers: { authorization, accept: 'text/event-stream' },
       signal: current.signal,
       // The stream is long-lived; heartbeats keep it below this idle bound.

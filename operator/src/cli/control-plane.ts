@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { parseKeyring } from '@gatehouse/gateway/snapshot'
 import { buildAdminApp } from '../admin/app.ts'
+import { DeploymentPublishers } from '../compile/deployment-publishers.ts'
 import { secretReader } from '../compile/secrets.ts'
 import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
@@ -86,13 +87,19 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation, readSecret }), {
       onError: (error) => logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one'),
     })
-    closers.push(store.onChange(() => publisher.schedule()))
+    const deployments = new DeploymentPublishers((generation, deployment) => compileSnapshot(store, { generation, deployment, readSecret }), {
+      onError: (error, deployment) => logger.error({ err: error, deployment }, 'compiling a deployment snapshot failed; its gateways keep the last good one'),
+    })
+    closers.push(store.onChange(() => {
+      publisher.schedule()
+      deployments.schedule()
+    }))
     await publisher.publish()
 
     const registry = new GatewayRegistry()
     const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
-      registerSyncRoutes(adminApp, { publisher, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
+      registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }
     registerProbes(adminApp, store)
     await adminApp.ready()

@@ -21,6 +21,8 @@ import type { SnapshotPublisher } from './publisher.ts'
 
 export interface SyncRoutesOptions {
   publisher: SnapshotPublisher
+  /** Per-deployment publishers, for gateways that name their deployment (`?deployment=<slug>`). */
+  deployments?: { get(deployment: string): Promise<SnapshotPublisher> }
   registry: GatewayRegistry
   keyring: Keyring
   gatewayToken: string
@@ -28,7 +30,11 @@ export interface SyncRoutesOptions {
 }
 
 const gatewayId = z.string().min(1).max(255).regex(/^[A-Za-z0-9._:-]+$/)
-const streamQuery = z.object({ gateway_id: gatewayId, after: z.coerce.number().int().min(-1).default(-1) })
+const streamQuery = z.object({
+  gateway_id: gatewayId,
+  after: z.coerce.number().int().min(-1).default(-1),
+  deployment: z.string().min(1).max(255).regex(/^[a-z0-9][a-z0-9_.-]*$/).optional(),
+})
 const ackBody = z.object({
   gateway_id: gatewayId,
   generation: z.number().int().min(-1),
@@ -60,7 +66,16 @@ export function registerSyncRoutes(app: FastifyInstance, options: SyncRoutesOpti
     if (!authorized(request, reply)) return reply
     const query = streamQuery.safeParse(request.query)
     if (!query.success) return refuse(reply, 400, 'invalid_parameter', 'gateway_id and after are required')
-    const { gateway_id: id, after } = query.data
+    const { gateway_id: id, after, deployment } = query.data
+    let source = publisher
+    if (deployment !== undefined) {
+      if (!options.deployments) return refuse(reply, 400, 'invalid_parameter', 'this control plane does not serve per-deployment snapshots')
+      try {
+        source = await options.deployments.get(deployment)
+      } catch {
+        return refuse(reply, 404, 'deployment_not_found', `no deployment ${deployment} (or its snapshot cannot be compiled)`)
+      }
+    }
     reply.hijack()
     const response = reply.raw
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
@@ -69,7 +84,7 @@ export function registerSyncRoutes(app: FastifyInstance, options: SyncRoutesOpti
       response.write(`event: ${SNAPSHOT_EVENT}\nid: ${snapshot.generation}\ndata: ${JSON.stringify(sealed)}\n\n`)
     }
     let lastSent = after
-    const unsubscribe = publisher.subscribe((snapshot) => {
+    const unsubscribe = source.subscribe((snapshot) => {
       if (snapshot.generation <= lastSent) return
       lastSent = snapshot.generation
       send(snapshot)
