@@ -5,7 +5,7 @@ import { FakeKubeClient } from '../kube/fake-client.ts'
 import { LEASES, type KubeObject } from '../kube/client.ts'
 import { microTime } from '../kube/leader-election.ts'
 import type { GatewaySnapshot } from '@gatehouse/gateway/snapshot'
-import { GatewayReporter, REPORT_ANNOTATION, REPORT_LABEL, remoteGateways, reportLeaseName } from './gateway-reports.ts'
+import { GatewayReporter, REPORT_ANNOTATION, REPORT_LABEL, abandonedReports, remoteGateways, reportLeaseName } from './gateway-reports.ts'
 import { ProgrammedTracker } from './programmed.ts'
 
 const NS = 'gatehouse-system'
@@ -53,6 +53,17 @@ describe('gateway reports', () => {
       report('garbled', '{not json', now),
     ]
     expect(remoteGateways(leases, 'self', now)).toEqual([gateway])
+  })
+
+  it('names reports long past expiry for deletion, and only reports', () => {
+    const now = Date.parse('2026-11-22T08:00:00Z')
+    const leases = [
+      report('fresh', [], now),
+      report('recently-expired', [], now - 60_000),
+      report('long-gone', [], now - 3_600_000),
+      report('not-a-report', [], now - 3_600_000, 15, false),
+    ]
+    expect(abandonedReports(leases, now, 10 * 60_000)).toEqual([reportLeaseName('long-gone')])
   })
 
   it('Programmed counts remote gateways against the clock at the write, local ones against the local generation', async () => {

@@ -64,6 +64,17 @@ export function remoteGateways(leases: readonly KubeObject[], selfIdentity: stri
   return gateways
 }
 
+/**
+ * Reports of replicas gone for longer than `graceMs` past expiry (crashed pods never delete theirs,
+ * and pod names change with every rollout): the leader deletes them.
+ */
+export function abandonedReports(leases: readonly KubeObject[], nowMs: number, graceMs: number): string[] {
+  return (leases as Lease[])
+    .filter((lease) => lease.metadata.labels?.[REPORT_LABEL] === 'true')
+    .filter((lease) => Date.parse(lease.spec?.renewTime ?? '') + (lease.spec?.leaseDurationSeconds ?? 0) * 1000 + graceMs < nowMs)
+    .map((lease) => lease.metadata.name)
+}
+
 export interface GatewayReporterOptions {
   client: KubeClient
   registry: GatewayRegistry

@@ -18,11 +18,14 @@ import type { Store } from '../store/index.ts'
 import { LEASES, SECRETS, objectKey, type KubeClient, type KubeObject } from '../kube/client.ts'
 import { Informer } from '../kube/informer.ts'
 import { WorkQueue } from '../kube/work-queue.ts'
-import { remoteGateways } from './gateway-reports.ts'
+import { abandonedReports, remoteGateways } from './gateway-reports.ts'
 import { RESOURCE_TYPES, parseWorkKey, workKey } from './kinds.ts'
 import { ProgrammedTracker } from './programmed.ts'
 import { Reconciler, type ObjectCaches } from './reconciler.ts'
 import { ReferenceIndex } from './reference-index.ts'
+
+/** How long past expiry a replica's gateway report is kept before the leader deletes it. */
+const REPORT_GRACE_MS = 10 * 60_000
 
 export interface ControllerManagerOptions {
   client: KubeClient
@@ -207,6 +210,16 @@ export class ControllerManager {
   #resyncAll(): void {
     for (const [kind, informer] of this.#informers) {
       for (const object of informer.list()) this.#queue?.add(workKey(kind, object.metadata.namespace ?? '', object.metadata.name))
+    }
+    this.#collectAbandonedReports()
+  }
+
+  /** Leader housekeeping: deletes gateway reports of replicas that are long gone. */
+  #collectAbandonedReports(): void {
+    const { gatewayReports, client, logger } = this.#options
+    if (!this.#reports || !gatewayReports) return
+    for (const name of abandonedReports(this.#reports.list(), Date.now(), REPORT_GRACE_MS)) {
+      client.deleteLease(gatewayReports.namespace, name).catch((error: unknown) => logger.warn({ err: error, lease: name }, 'could not delete an abandoned gateway report'))
     }
   }
 }
