@@ -119,10 +119,6 @@ export class ControllerManager {
     await Promise.all(this.#allInformers().map((informer) => informer.synced))
   }
 
-  get reconciling(): boolean {
-    return this.#queue !== null
-  }
-
   /** Leader only: processes the queue, starting with every known object. */
   startReconciling(): void {
     if (this.#queue) return
