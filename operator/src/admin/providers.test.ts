@@ -235,13 +235,30 @@ describe('secret references', () => {
       [{ name: 'a', manager_type: 'vault', secret_path: 'x' }, 'manager_type'],
       [{ name: 'a', manager_type: 'environment', secret_path: 'X', allow_all_workspaces: true, allowed_workspaces: [wsA] }, 'allowed_workspaces'],
     ]
-    const before = (await h.store.secretReferences.list(h.orgId)).total
+    cases.push(
+      [{ name: 'n'.repeat(256), manager_type: 'environment', secret_path: 'X' }, 'name'],
+      [{ name: 'a', slug: 's'.repeat(256), manager_type: 'environment', secret_path: 'X' }, 'slug'],
+      [{ name: 'a', manager_type: 'environment', secret_path: 'X'.repeat(1025) }, 'secret_path'],
+      [{ name: 'a', manager_type: 'kubernetes', secret_path: 'ok', secret_key: 'k'.repeat(256) }, 'secret_key'],
+      [{ name: 'a', manager_type: 'environment', secret_path: 'X', allowed_workspaces: ['nowhere'] }, 'allowed_workspaces[0]'],
+    )
+    const rows = async () => JSON.stringify(await h.db.query('SELECT * FROM secret_references ORDER BY id'))
+    const before = await rows()
     for (const [body, param] of cases) {
       const response = await h.call('POST', '/v1/secret-references', h.ownerKey, body)
       expect(response.statusCode, JSON.stringify(body)).toBe(400)
       expect(response.json().error).toMatchObject({ code: 'AB01', param })
     }
-    expect((await h.store.secretReferences.list(h.orgId)).total).toBe(before)
+    const existing = (await h.store.secretReferences.list(h.orgId)).data[0]!
+    for (const [body, param] of [
+      [{ manager_type: 'vault' }, 'manager_type'],
+      [{ secret_path: 'GATEHOUSE_KEY_PEPPER' }, 'secret_path'],
+      [{ name: '' }, 'name'],
+    ] as Array<[Record<string, unknown>, string]>) {
+      const response = await h.call('PUT', `/v1/secret-references/${existing.id}`, h.ownerKey, body)
+      expect(response.json().error).toMatchObject({ code: 'AB01', param })
+    }
+    expect(await rows()).toEqual(before)
   })
 })
 
