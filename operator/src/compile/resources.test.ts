@@ -51,6 +51,10 @@ for (const backend of backends) {
       expect(shared).toMatchObject({ kind: 'openai', credentials: { apiKey: 'sk-integration-0001' }, options: { organization: 'org-1' }, allowAllWorkspaces: false, allowedWorkspaceIds: [wsA], models: ['gpt-4o'], status: 'active' })
       // Workspace B is not enabled on the integration: its provider is compiled disabled.
       expect(snapshot.providers.find((p) => p.slug === 'oai-b')).toMatchObject({ status: 'disabled' })
+      await store.integrations.update(org, integration.id, { models: [{ slug: 'gpt-4o', enabled: false }] })
+      const noModels = (await compileSnapshot(store, { generation: 2, readSecret })).providers.find((p) => p.slug === 'oai')!
+      expect(noModels).toMatchObject({ models: [], status: 'disabled' })
+      await store.integrations.update(org, integration.id, { models: [{ slug: 'gpt-4o', enabled: true }] })
       await store.integrations.update(org, integration.id, { status: 'archived' })
       expect((await compileSnapshot(store, { generation: 2, readSecret })).providers.find((p) => p.slug === 'oai')!.status).toBe('disabled')
     })

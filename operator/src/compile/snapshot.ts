@@ -138,17 +138,11 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
     Object.assign(credentials, resolved.credentials)
     Object.assign(options, resolved.options)
     problems.push(...resolved.problems)
-    if (integration.status !== 'active') {
-      disabled = true
-      problems.push(`integration ${integration.slug} is archived`)
-    }
+    if (integration.status !== 'active') problems.push(`integration ${integration.slug} is archived`)
     const admitted = integrationWorkspaces(integration)
     if (admitted !== null) {
       if (provider.workspaceId !== null) {
-        if (!admitted.has(provider.workspaceId)) {
-          disabled = true
-          problems.push(`integration ${integration.slug} is not enabled for this provider's workspace`)
-        }
+        if (!admitted.has(provider.workspaceId)) problems.push(`integration ${integration.slug} is not enabled for this provider's workspace`)
       } else {
         allowedWorkspaceIds = allowAllWorkspaces ? [...admitted] : allowedWorkspaceIds.filter((id) => admitted.has(id))
         allowAllWorkspaces = false
@@ -157,6 +151,8 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
     if (!integration.allowAllModels) {
       const enabled = integration.models.filter((model) => model.enabled).map((model) => model.slug)
       models = models.length === 0 ? enabled : models.filter((model) => enabled.includes(model))
+      // An empty list means "any model" to the gateway: a restriction that leaves none must not.
+      if (models.length === 0) problems.push(`integration ${integration.slug} enables no model this provider may use`)
     }
   }
   Object.assign(credentials, await store.providers.decryptedCredentials(sources.orgId, provider.id))
@@ -165,6 +161,7 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
   Object.assign(credentials, own.credentials)
   Object.assign(options, own.options)
   problems.push(...own.problems)
+  // Any problem (unreadable secret, archived or unshared integration, no model) disables the provider.
   if (problems.length > 0) disabled = true
   for (const problem of problems) sources.report(path, problem)
   return {
