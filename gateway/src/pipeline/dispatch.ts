@@ -88,13 +88,15 @@ export async function attemptJson<Request extends { model: string }, Response>(
     throw providerFailure(target, response.status, response.headers, jsonOrText(response.body.toString('utf8', 0, MAX_ERROR_BODY_BYTES)))
   }
   let body: unknown
+  const text = response.body.toString('utf8')
   try {
-    body = JSON.parse(response.body.toString('utf8'))
+    body = JSON.parse(text)
   } catch (error) {
     throw malformed(target, error)
   }
   try {
     const parsed = operation.fromUpstream(body, responseContext(target.upstreamModel))
+    if ((parsed as unknown) === body) rememberRawJson(parsed, text)
     return { kind: 'json', response: parsed, usage: operation.usage(parsed), warnings }
   } catch (error) {
     throw malformed(target, error)

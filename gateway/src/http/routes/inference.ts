@@ -17,6 +17,7 @@ import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-ro
 import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
 import { ConfiguredRoute, withForwardedHeaders } from '../../routing/run.ts'
 import { selectConfig } from '../../routing/select.ts'
+import { toJsonText } from '../../pipeline/raw-json.ts'
 import { pipeSse, startSse } from '../sse-writer.ts'
 
 type OperationName = 'chat' | 'completions' | 'embeddings'
@@ -59,6 +60,11 @@ export function responseHeaders(target: RouteTarget, warnings: Warning[], traceI
   return { 'x-gateway-trace-id': traceId, 'x-gateway-provider': target.provider.record.slug, ...warningHeaders(warnings) }
 }
 
+/** An answer passed through unchanged goes out as the provider's own JSON text, not re-serialised. */
+function sendJson(reply: FastifyReply, response: unknown): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(toJsonText(response))
+}
+
 interface ConfiguredRequest {
   route: InferenceRoute
   context: RequestContext
@@ -90,7 +96,7 @@ async function serveWithConfig(deps: PipelineDeps, plan: PlanNode<ProviderRef>, 
     await pipeSse(reply.raw, outcome.chunks)
     return undefined
   }
-  return reply.headers(headers).send(outcome.response)
+  return sendJson(reply.headers(headers), outcome.response)
 }
 
 export function registerInferenceRoutes(app: FastifyInstance, deps: PipelineDeps): void {
@@ -113,7 +119,7 @@ export function registerInferenceRoutes(app: FastifyInstance, deps: PipelineDeps
         return
       }
       const outcome = await attemptJson(operation, target, request_, { signal: context.signal })
-      return reply.headers(responseHeaders(target, outcome.warnings, context.trace.traceId)).send(outcome.response)
+      return sendJson(reply.headers(responseHeaders(target, outcome.warnings, context.trace.traceId)), outcome.response)
     })
   }
 }
