@@ -1,0 +1,183 @@
+/**
+ * The official SDKs against Gatehouse, routed to each provider family's simulator: OpenAI's
+ * package for chat (plain, streamed, with tools) and embeddings where the family serves them,
+ * Anthropic's package for messages (plain and streamed). What each simulator received is its own
+ * wire format with the stored credential, so the adapters, signers and framing meet over HTTP.
+ */
+import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  startAnthropicSimulator,
+  startAzureSimulator,
+  startBedrockSimulator,
+  startCohereSimulator,
+  startGoogleSimulator,
+  startMistralSimulator,
+  startOpenAISimulator,
+  type Simulator,
+} from '../simulators/index.ts'
+import { startTestGateway, type TestGateway, type TestProvider } from '../helpers/gateway.ts'
+
+interface Family {
+  slug: string
+  model: string
+  embeddingModel?: string
+  start(): Promise<Simulator>
+  provider(simulator: Simulator): Omit<TestProvider, 'slug'>
+  /** What proves the stored credential reached the simulator in the family's own scheme. */
+  credentialSeen(simulator: Simulator): boolean
+}
+
+const lastHeaders = (simulator: Simulator) => simulator.requests.at(-1)?.headers ?? {}
+
+const families: Family[] = [
+  {
+    slug: 'openai',
+    model: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+    start: () => startOpenAISimulator({ chunks: 3 }),
+    provider: (simulator) => ({ kind: 'openai', baseUrl: simulator.baseUrl, credentials: { apiKey: 'sk-openai' } }),
+    credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer sk-openai',
+  },
+  {
+    slug: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    start: () => startAnthropicSimulator({ chunks: 3 }),
+    provider: (simulator) => ({ kind: 'anthropic', baseUrl: `${simulator.url}/v1`, credentials: { apiKey: 'sk-ant-stored' } }),
+    credentialSeen: (simulator) => lastHeaders(simulator)['x-api-key'] === 'sk-ant-stored',
+  },
+  {
+    slug: 'gemini',
+    model: 'gemini-2.5-flash',
+    embeddingModel: 'text-embedding-004',
+    start: () => startGoogleSimulator({ chunks: 3 }),
+    provider: (simulator) => ({ kind: 'google', baseUrl: `${simulator.url}/v1beta`, credentials: { apiKey: 'AIza-stored' } }),
+    credentialSeen: (simulator) => lastHeaders(simulator)['x-goog-api-key'] === 'AIza-stored',
+  },
+  {
+    slug: 'vertex',
+    model: 'gemini-2.5-flash',
+    start: () => startGoogleSimulator({ chunks: 3 }),
+    provider: (simulator) => ({
+      kind: 'vertex-ai',
+      baseUrl: `${simulator.url}/v1`,
+      credentials: { accessToken: 'ya29.stored' },
+      options: { project: 'demo-project', location: 'us-central1' },
+    }),
+    credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer ya29.stored',
+  },
+  {
+    slug: 'bedrock',
+    model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+    start: () => startBedrockSimulator({ chunks: 3 }),
+    provider: (simulator) => ({
+      kind: 'bedrock',
+      baseUrl: simulator.url,
+      credentials: { accessKeyId: 'AKIASTORED', secretAccessKey: 'stored-secret' },
+      options: { region: 'us-east-1' },
+    }),
+    credentialSeen: (simulator) => String(lastHeaders(simulator).authorization).startsWith('AWS4-HMAC-SHA256 Credential=AKIASTORED/'),
+  },
+  {
+    slug: 'cohere',
+    model: 'command-r-plus',
+    embeddingModel: 'embed-english-v3.0',
+    start: () => startCohereSimulator({ chunks: 3 }),
+    provider: (simulator) => ({ kind: 'cohere', baseUrl: simulator.url, credentials: { apiKey: 'co-stored' } }),
+    credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer co-stored',
+  },
+  {
+    slug: 'azure',
+    model: 'gpt-4o',
+    embeddingModel: 'text-embedding-3-small',
+    start: () => startAzureSimulator({ chunks: 3 }),
+    provider: (simulator) => ({ kind: 'azure-openai', baseUrl: simulator.url, credentials: { apiKey: 'azure-stored' }, options: { resourceName: 'demo' } }),
+    credentialSeen: (simulator) => lastHeaders(simulator)['api-key'] === 'azure-stored',
+  },
+  {
+    slug: 'mistral',
+    model: 'mistral-large-latest',
+    embeddingModel: 'mistral-embed',
+    start: () => startMistralSimulator({ chunks: 3 }),
+    provider: (simulator) => ({ kind: 'mistral-ai', baseUrl: `${simulator.url}/v1`, credentials: { apiKey: 'mistral-stored' } }),
+    credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer mistral-stored',
+  },
+]
+
+const simulators = new Map<string, Simulator>()
+let gateway: TestGateway
+
+beforeAll(async () => {
+  for (const family of families) simulators.set(family.slug, await family.start())
+  gateway = await startTestGateway(families.map((family) => ({ slug: family.slug, ...family.provider(simulators.get(family.slug)!) })))
+})
+
+afterAll(async () => {
+  await gateway?.close()
+  await Promise.all([...simulators.values()].map((simulator) => simulator.close()))
+})
+
+const weatherTool = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+}
+
+describe.each(families)('through Gatehouse to the $slug simulator', (family) => {
+  const openai = (): OpenAI => new OpenAI({ apiKey: gateway.workspaceKey, baseURL: gateway.baseUrl, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': `@${family.slug}` } })
+  const simulator = (): Simulator => simulators.get(family.slug)!
+
+  it('answers a chat completion with usage, using the stored credential', async () => {
+    const answer = await openai().chat.completions.create({ model: family.model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say hello' }] })
+    expect(answer.object).toBe('chat.completion')
+    expect(answer.choices[0]?.message.content).toBeTruthy()
+    expect(answer.choices[0]?.finish_reason).toBe('stop')
+    expect(answer.usage?.prompt_tokens).toBeGreaterThan(0)
+    expect(family.credentialSeen(simulator())).toBe(true)
+  })
+
+  it('streams a chat completion to the end', async () => {
+    const stream = await openai().chat.completions.create({
+      model: family.model,
+      messages: [{ role: 'user', content: 'Stream a short answer' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    let text = ''
+    let finish: string | null = null
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? ''
+      finish = chunk.choices[0]?.finish_reason ?? finish
+    }
+    expect(text.length).toBeGreaterThan(0)
+    expect(finish).toBe('stop')
+  })
+
+  it('returns tool calls the OpenAI way, plain and streamed', async () => {
+    const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }]
+    const plain = await openai().chat.completions.create({ model: family.model, messages, tools: [weatherTool], tool_choice: 'required' })
+    const call = plain.choices[0]?.message.tool_calls?.[0]
+    expect(plain.choices[0]?.finish_reason).toBe('tool_calls')
+    expect(call?.type === 'function' && call.function.name).toBe('get_weather')
+
+    const streamed = await openai().chat.completions.stream({ model: family.model, messages, tools: [weatherTool], tool_choice: 'required' }).finalChatCompletion()
+    const streamedCall = streamed.choices[0]?.message.tool_calls?.[0]
+    expect(streamedCall?.type === 'function' && JSON.parse(streamedCall.function.arguments)).toBeTypeOf('object')
+  })
+
+  it.skipIf(family.embeddingModel === undefined)('embeds text', async () => {
+    const answer = await openai().embeddings.create({ model: family.embeddingModel!, input: ['one', 'two'], encoding_format: 'float' })
+    expect(answer.data).toHaveLength(2)
+    expect(answer.data[0]?.embedding.length).toBeGreaterThan(0)
+  })
+
+  it('serves the Anthropic SDK, plain and streamed', async () => {
+    const anthropic = new Anthropic({ apiKey: gateway.workspaceKey, baseURL: gateway.url, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': `@${family.slug}` } })
+    const message = await anthropic.messages.create({ model: family.model, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello' }] })
+    expect(message.type).toBe('message')
+    expect(message.content[0]?.type).toBe('text')
+    const final = await anthropic.messages.stream({ model: family.model, max_tokens: 64, messages: [{ role: 'user', content: 'Stream hello' }] }).finalMessage()
+    expect(final.stop_reason).toBe('end_turn')
+    expect(final.content.some((block) => block.type === 'text' && block.text.length > 0)).toBe(true)
+  })
+})
