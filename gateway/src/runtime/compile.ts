@@ -70,6 +70,15 @@ export function compileRuntime(
     workspaceDefaults.set(workspace.id, defaultConfig(workspace.defaultConfigId, workspace.id, `workspaces.${index}.defaultConfigId`))
   })
 
+  // A gateway deployment's config is the last default: after the request's, the key's and the workspace's.
+  const deploymentConfigId = snapshot.deployment?.configId ?? null
+  const deploymentConfig = deploymentConfigId === null ? null : (configs.get(`id:${deploymentConfigId}`) ?? null)
+  if (deploymentConfigId !== null && deploymentConfig === null) {
+    problems.push({ path: 'deployment.configId', message: `no config '${deploymentConfigId}' is in the snapshot` })
+  }
+  const deploymentDefault = (workspaceId: string | null): CompiledConfig | null =>
+    deploymentConfig !== null && configVisibleTo(deploymentConfig.record, workspaceId) ? deploymentConfig : null
+
   const keysByHash = new Map<string, CompiledKey>()
   snapshot.apiKeys.forEach((key, index) => {
     if (key.status !== 'active') return
@@ -78,7 +87,7 @@ export function compileRuntime(
     keysByHash.set(key.hash, {
       record: key,
       expiresAtMs: key.expiresAt === null ? null : Date.parse(key.expiresAt),
-      defaultConfig: ownDefault ?? workspaceDefault,
+      defaultConfig: ownDefault ?? workspaceDefault ?? deploymentDefault(key.workspaceId),
     })
   })
 
