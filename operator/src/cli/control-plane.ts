@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import { parseKeyring } from '@gatehouse/gateway/snapshot'
 import { buildAdminApp } from '../admin/app.ts'
 import { DeploymentPublishers } from '../compile/deployment-publishers.ts'
-import { secretReader } from '../compile/secrets.ts'
+import { secretReader, type KubernetesSecretSource } from '../compile/secrets.ts'
 import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
@@ -28,6 +28,8 @@ export interface ControlPlaneOptions {
   resourceFiles: string[]
   env: NodeJS.ProcessEnv
   logger: Logger
+  /** Where secret references to Kubernetes Secrets are read in a cluster (the operator's client). */
+  kubernetesSecrets?: KubernetesSecretSource
 }
 
 export interface ControlPlane {
@@ -81,9 +83,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const bootstrap = await ensureBootstrapAdminKey(store, secrets.keyPepper, env.GATEHOUSE_ADMIN_API_KEY)
     await applyResources(store, { organizationId: organization.id, managedBy: 'file', ...fileSecretResolver(files, env) }, files.resources)
 
-    // Secret references: environment variables, and Kubernetes Secret keys from the resources files' v1/Secret objects.
+    // Secret references: environment variables, and Kubernetes Secret keys: from the cluster when
+    // the operator runs, else from the resources files' v1/Secret objects.
     const fileSecrets = fileSecretResolver(files, env)
-    const readSecret = secretReader({ env, kubernetes: ({ name, key }) => fileSecrets.resolveSecret({ name, key }) })
+    const readSecret = secretReader({ env, kubernetes: options.kubernetesSecrets ?? (({ name, key }) => fileSecrets.resolveSecret({ name, key })) })
     const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation, readSecret }), {
       onError: (error) => logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one'),
     })

@@ -18,6 +18,7 @@ import { GatewayReporter } from '../controllers/gateway-reports.ts'
 import { ControllerManager } from '../controllers/manager.ts'
 import { HttpKubeClient, loadKubeConfig } from '../kube/http-client.ts'
 import { LeaderElector } from '../kube/leader-election.ts'
+import { kubeSecretSource } from '../compile/secrets.ts'
 import { serveControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 const STREAM_SHUTDOWN_GRACE_MS = 2_000
@@ -46,7 +47,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
   const identity = env.POD_NAME ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
   const timings = leaseTimings(env)
   const leaseNamespace = env.POD_NAMESPACE || 'default'
-  const controlPlane = await serveControlPlane(options)
+  const controlPlane = await serveControlPlane({ ...options, kubernetesSecrets: kubeSecretSource(client, leaseNamespace) })
   let manager: ControllerManager
   try {
     const organization = await controlPlane.store.organizations.first()

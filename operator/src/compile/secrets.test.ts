@@ -14,7 +14,9 @@ describe('secretReader', () => {
     const client = {
       async get(_type: unknown, namespace: string, name: string) {
         asked.push([namespace, name])
-        return name === 'keys' ? { data: { openai: Buffer.from('sk-from-data').toString('base64') }, stringData: { plain: 'sk-from-string-data' } } : null
+        return name === 'keys'
+          ? { metadata: { name }, data: { openai: Buffer.from('sk-from-data').toString('base64') }, stringData: { plain: 'sk-from-string-data' } }
+          : null
       },
     }
     const read = secretReader({ env: { OPENAI_KEY: 'sk-env' }, kubernetes: kubeSecretSource(client, 'gatehouse') })

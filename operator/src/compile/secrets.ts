@@ -5,7 +5,7 @@
  * without that credential and disabled, and is reported: the snapshot still compiles, and no
  * request is sent upstream with a missing credential.
  */
-import { SECRETS } from '../kube/client.ts'
+import { SECRETS, type KubeClient } from '../kube/client.ts'
 import type { SecretMapping, SecretReferenceRecord } from '../store/index.ts'
 import { gatewayFieldName, isSecretField } from './credential-fields.ts'
 
@@ -51,13 +51,14 @@ export function secretReader(options: { env?: NodeJS.ProcessEnv; kubernetes?: Ku
 
 /** Reads Secrets through the operator's Kubernetes port (`data` is base64, `stringData` plain). */
 export function kubeSecretSource(
-  client: { get(type: typeof SECRETS, namespace: string, name: string): Promise<{ data?: unknown; stringData?: unknown } | null> },
+  client: Pick<KubeClient, 'get'>,
   defaultNamespace: string,
 ): KubernetesSecretSource {
   return async (reference) => {
     const secret = await client.get(SECRETS, reference.namespace ?? defaultNamespace, reference.name)
-    const data = (secret?.data ?? {}) as Record<string, unknown>
-    const stringData = (secret?.stringData ?? {}) as Record<string, unknown>
+    const fields = secret as { data?: unknown; stringData?: unknown } | null
+    const data = (fields?.data ?? {}) as Record<string, unknown>
+    const stringData = (fields?.stringData ?? {}) as Record<string, unknown>
     if (typeof stringData[reference.key] === 'string') return stringData[reference.key] as string
     const encoded = data[reference.key]
     return typeof encoded === 'string' ? Buffer.from(encoded, 'base64').toString('utf8') : null
