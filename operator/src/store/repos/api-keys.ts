@@ -7,7 +7,7 @@ import type { SqlExecutor } from '../sql.ts'
 import { iso, isoRequired, json } from '../rows.ts'
 import type { ChangeSink } from './sink.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { setClause, updateRow } from './patch.ts'
 
 export type ApiKeyType = 'admin' | 'workspace'
 export type ApiKeySubtype = 'service' | 'user'
@@ -231,10 +231,10 @@ export class ApiKeyRepository {
       lastResetAt: ['last_reset_at', 'timestamptz'],
       status: ['status', 'value'],
     }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE api_keys SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const row = await updateRow<Row>(this.#db, 'api_keys', organizationId, id, set)
+    if (!row) return null
     this.#sink.add({ resource: 'api_key', action: 'updated', id })
-    return toRecord(rows[0])
+    return toRecord(row)
   }
 
   /**

@@ -6,6 +6,7 @@ import type { SqlExecutor } from '../sql.ts'
 import { isoRequired, json, newId } from '../rows.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
+import { deleteRow } from './patch.ts'
 
 export interface ConfigRecord {
   id: string
@@ -148,8 +149,7 @@ export class ConfigRepository {
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM configs WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'configs', organizationId, id))) return false
     this.#sink.add({ resource: 'config', action: 'deleted', id })
     return true
   }

@@ -2,7 +2,7 @@
 import { isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
@@ -122,15 +122,14 @@ export class DeploymentRepository {
       name: ['name', 'value'], description: ['description', 'value'], type: ['type', 'value'], configId: ['config_id', 'value'],
       allowAllWorkspaces: ['allow_all_workspaces', 'value'], allowedWorkspaceIds: ['allowed_workspace_ids', 'jsonb'], status: ['status', 'value'],
     }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE deployments SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const row = await updateRow<Row>(this.#db, 'deployments', organizationId, id, set)
+    if (!row) return null
     this.#sink.add({ resource: 'deployment', action: 'updated', id })
-    return toRecord(rows[0])
+    return toRecord(row)
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM deployments WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'deployments', organizationId, id))) return false
     this.#sink.add({ resource: 'deployment', action: 'deleted', id })
     return true
   }

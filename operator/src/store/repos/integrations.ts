@@ -7,7 +7,7 @@ import { envelopeKeyId, type Keyring } from '../../crypto/envelope.ts'
 import { isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { SecretMapping } from './providers.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -223,14 +223,13 @@ export class IntegrationRepository {
       models: ['models', 'jsonb'], globalWorkspaceAccess: ['global_workspace_access', 'jsonb'], workspaceAccess: ['workspace_access', 'jsonb'],
       status: ['status', 'value'], sealed: ['credentials_encrypted', 'value'],
     }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE integrations SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
+    const row = await updateRow<Row>(this.#db, 'integrations', organizationId, id, set)
     this.#sink.add({ resource: 'integration', action: 'updated', id })
-    return rows[0] ? this.#toRecord(rows[0]) : null
+    return row ? this.#toRecord(row) : null
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM integrations WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'integrations', organizationId, id))) return false
     this.#sink.add({ resource: 'integration', action: 'deleted', id })
     return true
   }

@@ -2,6 +2,8 @@
  * Builds `SET col = $n` lists for partial updates. Column names come from a fixed map written in
  * the repository (never from the request); values are always bound parameters.
  */
+import type { SqlExecutor } from '../sql.ts'
+
 export type ColumnKind = 'value' | 'jsonb' | 'timestamptz'
 
 export function setClause<P extends object>(
@@ -21,4 +23,35 @@ export function setClause<P extends object>(
   }
   parts.push('updated_at = now()')
   return { sql: parts.join(', '), params }
+}
+
+/** Tables whose rows are addressed by (organization_id, id). A fixed list: table names are never input. */
+export type OrganizationTable =
+  | 'api_keys'
+  | 'configs'
+  | 'deployments'
+  | 'guardrails'
+  | 'integrations'
+  | 'policies'
+  | 'providers'
+  | 'secret_references'
+  | 'users'
+  | 'workspaces'
+
+/** Applies a `setClause` (built with `firstParam` 3) to one row of the organisation; the row after, if any. */
+export async function updateRow<Row>(
+  db: SqlExecutor,
+  table: OrganizationTable,
+  organizationId: string,
+  id: string,
+  set: { sql: string; params: unknown[] },
+): Promise<Row | undefined> {
+  const rows = await db.query<Row>(`UPDATE ${table} SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
+  return rows[0]
+}
+
+/** Deletes one row of the organisation; whether it existed. */
+export async function deleteRow(db: SqlExecutor, table: OrganizationTable, organizationId: string, id: string): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM ${table} WHERE organization_id = $1 AND id = $2 RETURNING id`, [organizationId, id])
+  return rows.length > 0
 }

@@ -5,7 +5,7 @@
 import { iso, isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
@@ -168,15 +168,14 @@ export class PolicyRepository {
       periodicReset: ['periodic_reset', 'value'], periodicResetDays: ['periodic_reset_days', 'value'],
       nextUsageResetAt: ['next_usage_reset_at', 'timestamptz'], lastResetAt: ['last_reset_at', 'timestamptz'], status: ['status', 'value'],
     }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE policies SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const row = await updateRow<Row>(this.#db, 'policies', organizationId, id, set)
+    if (!row) return null
     this.#sink.add({ resource: 'policy', action: 'updated', id })
-    return toRecord(rows[0])
+    return toRecord(row)
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM policies WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'policies', organizationId, id))) return false
     this.#sink.add({ resource: 'policy', action: 'deleted', id })
     return true
   }

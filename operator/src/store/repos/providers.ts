@@ -6,7 +6,7 @@
 import type { SqlExecutor } from '../sql.ts'
 import { iso, isoRequired, json, newId } from '../rows.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { deleteRow, setClause, updateRow } from './patch.ts'
 import { envelopeKeyId, type Keyring } from '../../crypto/envelope.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -236,15 +236,14 @@ export class ProviderRepository {
     } as const
     const set = setClause({ ...rest, sealed: credentials === undefined ? undefined : this.#requireKeyring().seal(JSON.stringify(credentials), `provider:${id}`) },
       { ...columns, sealed: ['credentials_encrypted', 'value'] }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE providers SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const row = await updateRow<Row>(this.#db, 'providers', organizationId, id, set)
+    if (!row) return null
     this.#sink.add({ resource: 'provider', action: 'updated', id })
-    return this.#toRecord(rows[0])
+    return this.#toRecord(row)
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM providers WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'providers', organizationId, id))) return false
     this.#sink.add({ resource: 'provider', action: 'deleted', id })
     return true
   }

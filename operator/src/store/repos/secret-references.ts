@@ -6,7 +6,7 @@
 import { isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
@@ -141,10 +141,10 @@ export class SecretReferenceRepository {
       secretKey: ['secret_key', 'value'], allowAllWorkspaces: ['allow_all_workspaces', 'value'], allowedWorkspaceIds: ['allowed_workspace_ids', 'jsonb'],
       tags: ['tags', 'jsonb'],
     }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE secret_references SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const row = await updateRow<Row>(this.#db, 'secret_references', organizationId, id, set)
+    if (!row) return null
     this.#sink.add({ resource: 'secret_reference', action: 'updated', id })
-    return toRecord(rows[0])
+    return toRecord(row)
   }
 
   /** Integrations and providers whose secret_mappings name this reference (blocks deletion). */
@@ -159,8 +159,7 @@ export class SecretReferenceRepository {
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM secret_references WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'secret_references', organizationId, id))) return false
     this.#sink.add({ resource: 'secret_reference', action: 'deleted', id })
     return true
   }

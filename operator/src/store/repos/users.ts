@@ -3,6 +3,7 @@ import type { SqlExecutor } from '../sql.ts'
 import { isoRequired, newId } from '../rows.ts'
 import type { ChangeSink } from './sink.ts'
 import { Where } from './filters.ts'
+import { deleteRow } from './patch.ts'
 
 export type OrgRole = 'owner' | 'admin' | 'member'
 
@@ -115,8 +116,7 @@ export class UserRepository {
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM users WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'users', organizationId, id))) return false
     // Cascades to memberships and user keys, which the gateway must drop.
     this.#sink.add({ resource: 'user', action: 'deleted', id })
     return true

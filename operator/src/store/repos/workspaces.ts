@@ -3,7 +3,7 @@ import type { SqlExecutor } from '../sql.ts'
 import { iso, isoRequired, json, newId } from '../rows.ts'
 import type { ChangeSink } from './sink.ts'
 import { Where } from './filters.ts'
-import { setClause } from './patch.ts'
+import { deleteRow, setClause, updateRow } from './patch.ts'
 
 export type WorkspaceStatus = 'active' | 'archived'
 export type ManagedBy = 'kubernetes' | 'file' | null
@@ -165,15 +165,14 @@ export class WorkspaceRepository {
       lastResetAt: ['last_reset_at', 'timestamptz'],
       managedBy: ['managed_by', 'value'],
     }, 3)
-    const rows = await this.#db.query<Row>(`UPDATE workspaces SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const row = await updateRow<Row>(this.#db, 'workspaces', organizationId, id, set)
+    if (!row) return null
     this.#sink.add({ resource: 'workspace', action: 'updated', id })
-    return toRecord(rows[0])
+    return toRecord(row)
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM workspaces WHERE organization_id = $1 AND id = $2 RETURNING id', [organizationId, id])
-    if (rows.length === 0) return false
+    if (!(await deleteRow(this.#db, 'workspaces', organizationId, id))) return false
     this.#sink.add({ resource: 'workspace', action: 'deleted', id })
     return true
   }
