@@ -70,7 +70,7 @@ export interface DeploymentInput {
   managedBy?: ManagedBy
 }
 
-export type DeploymentPatch = Partial<Pick<DeploymentInput, 'name' | 'description' | 'type' | 'configId' | 'allowAllWorkspaces' | 'allowedWorkspaceIds'>> & {
+export type DeploymentPatch = Partial<Pick<DeploymentInput, 'name' | 'description' | 'type' | 'configId' | 'allowAllWorkspaces' | 'allowedWorkspaceIds' | 'managedBy'>> & {
   status?: 'active' | 'archived'
 }
 
@@ -121,6 +121,7 @@ export class DeploymentRepository {
     const set = setClause(patch, {
       name: ['name', 'value'], description: ['description', 'value'], type: ['type', 'value'], configId: ['config_id', 'value'],
       allowAllWorkspaces: ['allow_all_workspaces', 'value'], allowedWorkspaceIds: ['allowed_workspace_ids', 'jsonb'], status: ['status', 'value'],
+      managedBy: ['managed_by', 'value'],
     }, 3)
     const row = await updateRow<Row>(this.#db, 'deployments', organizationId, id, set)
     if (!row) return null

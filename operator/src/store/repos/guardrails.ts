@@ -75,7 +75,7 @@ export interface GuardrailInput {
   createdBy?: string | null
 }
 
-export type GuardrailPatch = Partial<Pick<GuardrailInput, 'name' | 'checks' | 'actions' | 'hooks'>> & { status?: 'active' | 'archived' }
+export type GuardrailPatch = Partial<Pick<GuardrailInput, 'name' | 'checks' | 'actions' | 'hooks' | 'managedBy'>> & { status?: 'active' | 'archived' }
 
 export class GuardrailRepository {
   readonly #db: SqlExecutor
@@ -118,7 +118,7 @@ export class GuardrailRepository {
     const newVersion = patch.checks !== undefined || patch.actions !== undefined || patch.hooks !== undefined
     const set = setClause({ ...patch, versionId: newVersion ? newId() : undefined }, {
       name: ['name', 'value'], checks: ['checks', 'jsonb'], actions: ['actions', 'jsonb'], hooks: ['hooks', 'jsonb'], status: ['status', 'value'],
-      versionId: ['version_id', 'value'],
+      versionId: ['version_id', 'value'], managedBy: ['managed_by', 'value'],
     }, 3)
     const rows = await this.#db.query<Row>(
       `UPDATE guardrails SET ${set.sql}${newVersion ? ', version = version + 1' : ''} WHERE organization_id = $1 AND id = $2 RETURNING *`,

@@ -104,7 +104,7 @@ export interface PolicyInput {
 }
 
 export type PolicyPatch = Partial<Pick<PolicyInput,
-  'name' | 'conditions' | 'groupBy' | 'type' | 'unit' | 'value' | 'creditLimit' | 'alertThreshold' | 'periodicReset' | 'periodicResetDays' | 'nextUsageResetAt'>> & {
+  'name' | 'conditions' | 'groupBy' | 'type' | 'unit' | 'value' | 'creditLimit' | 'alertThreshold' | 'periodicReset' | 'periodicResetDays' | 'nextUsageResetAt' | 'managedBy'>> & {
   status?: 'active' | 'archived'
   lastResetAt?: string | null
 }
@@ -167,6 +167,7 @@ export class PolicyRepository {
       value: ['value', 'value'], creditLimit: ['credit_limit', 'value'], alertThreshold: ['alert_threshold', 'value'],
       periodicReset: ['periodic_reset', 'value'], periodicResetDays: ['periodic_reset_days', 'value'],
       nextUsageResetAt: ['next_usage_reset_at', 'timestamptz'], lastResetAt: ['last_reset_at', 'timestamptz'], status: ['status', 'value'],
+      managedBy: ['managed_by', 'value'],
     }, 3)
     const row = await updateRow<Row>(this.#db, 'policies', organizationId, id, set)
     if (!row) return null
