@@ -35,7 +35,7 @@ function secret(name: string, value: string): KubeObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, data: { apiKey: Buffer.from(value).toString('base64') } }
 }
 
-function conditionOf(kind: 'Workspace' | 'Provider' | 'Config' | 'RateLimitPolicy', name: string, type: string): Condition | undefined {
+function conditionOf(kind: 'Workspace' | 'Provider' | 'Config' | 'RateLimitPolicy' | 'Deployment', name: string, type: string): Condition | undefined {
   const object = client.peek(resourceType(kind), NS, name)
   return (object?.status as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === type)
 }
@@ -133,20 +133,41 @@ describe('ControllerManager', () => {
     expect(conditionOf('Workspace', 'team-c', 'Programmed')).toMatchObject({ status: 'True', observedGeneration: 1 })
   })
 
-  it('refuses invalid specs, unsupported kinds and rows created through the admin API', async () => {
+  it('refuses invalid specs and rows created through the admin API', async () => {
     manager.startReconciling()
     await store.workspaces.create({ organizationId, slug: 'by-hand', name: 'By hand' })
     client.apply(resourceType('Workspace'), cr('Workspace', 'by-hand', {}))
     client.apply(resourceType('Provider'), cr('Provider', 'broken', { kind: 'vllm' }))
-    client.apply(resourceType('RateLimitPolicy'), cr('RateLimitPolicy', 'limits', { conditions: [{ key: 'api_key', value: '*' }], groupBy: [{ key: 'api_key' }], type: 'requests', unit: 'rpm', value: 10 }))
     await eventually(() => conditionOf('Workspace', 'by-hand', 'Accepted')?.reason === 'Conflict')
     await eventually(() => conditionOf('Provider', 'broken', 'Accepted')?.reason === 'InvalidSpec')
-    await eventually(() => conditionOf('RateLimitPolicy', 'limits', 'Accepted')?.reason === 'Unsupported')
     expect(conditionOf('Provider', 'broken', 'Accepted')!.message).toContain('baseUrl is required for vllm')
     expect((await store.workspaces.get(organizationId, 'by-hand'))!.managedBy).toBeNull()
-    // Nothing was written for them, so nothing needs cleaning up: no finalizer.
-    expect(client.peek(resourceType('RateLimitPolicy'), NS, 'limits')!.metadata.finalizers).toBeUndefined()
-    expect(new Set(client.events.map((event) => event.reason))).toEqual(new Set(['Conflict', 'InvalidSpec', 'Unsupported']))
+    expect(new Set(client.events.map((event) => event.reason))).toEqual(new Set(['Conflict', 'InvalidSpec']))
+  })
+
+  it('applies a RateLimitPolicy and a Deployment (its Config and Workspace named in the namespace), and deletes them', async () => {
+    manager.startReconciling()
+    client.apply(resourceType('RateLimitPolicy'), cr('RateLimitPolicy', 'limits', { conditions: [{ key: 'api_key', value: '*' }], groupBy: [{ key: 'api_key' }], type: 'requests', unit: 'rpm', value: 10 }))
+    client.apply(resourceType('Deployment'), cr('Deployment', 'prod', { type: 'production', config: 'served', workspaces: ['team-d'] }))
+    await eventually(() => conditionOf('RateLimitPolicy', 'limits', 'Accepted')?.status === 'True')
+    expect(client.peek(resourceType('RateLimitPolicy'), NS, 'limits')!.metadata.finalizers).toEqual([FINALIZER])
+    await eventually(() => conditionOf('Deployment', 'prod', 'Accepted')?.reason === 'RefNotFound')
+    expect(conditionOf('Deployment', 'prod', 'Accepted')!.message).toContain(`no Workspace named 'team-d' in namespace '${NS}'`)
+
+    client.apply(resourceType('Workspace'), cr('Workspace', 'team-d', {}))
+    client.apply(resourceType('Config'), cr('Config', 'served', { slug: 'served-slug', config: { provider: '@sim' } }))
+    await eventually(() => conditionOf('Config', 'served', 'Accepted')?.status === 'True')
+    await eventually(() => conditionOf('Workspace', 'team-d', 'Accepted')?.status === 'True')
+    // The Deployment waits for its references; a change to it reconciles it at once.
+    client.apply(resourceType('Deployment'), { ...cr('Deployment', 'prod', { type: 'production', config: 'served', workspaces: ['team-d'] }), metadata: { name: 'prod', namespace: NS, labels: { retry: 'now' } } })
+    await eventually(() => conditionOf('Deployment', 'prod', 'Accepted')?.status === 'True')
+    const config = (await store.configs.get(organizationId, 'served-slug'))!
+    const workspace = (await store.workspaces.get(organizationId, 'team-d'))!
+    expect(await store.deployments.get(organizationId, 'prod')).toMatchObject({ managedBy: 'kubernetes', configId: config.id, allowedWorkspaceIds: [workspace.id] })
+
+    client.delete(resourceType('Deployment'), NS, 'prod')
+    await eventually(() => client.peek(resourceType('Deployment'), NS, 'prod') === undefined)
+    expect(await store.deployments.get(organizationId, 'prod')).toBeNull()
   })
 
   it('deletes the row before releasing the finalizer, and does not rewrite unchanged objects', async () => {

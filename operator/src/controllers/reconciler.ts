@@ -133,6 +133,16 @@ export class Reconciler {
     )
   }
 
+  /** Config object name -> slug, for the objects of one namespace (a Deployment names its Config). */
+  #configSlugs(namespace: string): Map<string, string> {
+    return new Map(
+      this.#options.caches.list('Config', namespace).map((config) => {
+        const spec = config.spec as { slug?: string } | undefined
+        return [config.metadata.name, spec?.slug ?? config.metadata.name]
+      }),
+    )
+  }
+
   /** Everything the stored row depends on: the spec, the workspace slug and the secret's value (hashed). */
   #fingerprint(resource: GatehouseResource, namespace: string, workspaces: ReadonlyMap<string, string>): string {
     const spec = resource.spec as { workspace?: string; secretRef?: SecretKeyReference }
@@ -149,15 +159,20 @@ export class Reconciler {
     const workspaces = this.#workspaceSlugs(namespace)
     // References stay inside the namespace: a Workspace elsewhere (or one made through the admin
     // API) with that slug must not be reachable by naming it.
-    const reference = (item.resource.spec as { workspace?: string }).workspace
-    if (reference !== undefined && !workspaces.has(reference)) {
-      throw new ResourceError(item.source, `${kind}/${object.metadata.name}`, 'spec.workspace', `no Workspace named '${reference}' in namespace '${namespace}'`, 'RefNotFound')
+    const spec = item.resource.spec as { workspace?: string; workspaces?: string[]; config?: string }
+    const refuse = (field: string, what: string, reference: string): ResourceError =>
+      new ResourceError(item.source, `${kind}/${object.metadata.name}`, field, `no ${what} named '${reference}' in namespace '${namespace}'`, 'RefNotFound')
+    if (spec.workspace !== undefined && !workspaces.has(spec.workspace)) throw refuse('spec.workspace', 'Workspace', spec.workspace)
+    const configs = this.#configSlugs(namespace)
+    if (kind === 'Deployment') {
+      for (const [index, reference] of (spec.workspaces ?? []).entries()) if (!workspaces.has(reference)) throw refuse(`spec.workspaces[${index}]`, 'Workspace', reference)
+      if (spec.config !== undefined && !configs.has(spec.config)) throw refuse('spec.config', 'Config', spec.config)
     }
     const fingerprint = this.#fingerprint(item.resource, namespace, workspaces)
     const previous = this.#applied.get(uid)
     if (previous?.fingerprint === fingerprint && tracker.hasRecord(uid) && (await resourceRowExists(store, organizationId, kind, previous.adminId))) return
     const mark = tracker.beforeWrite()
-    const { adminId } = await applyResource(store, this.#context(namespace), item, workspaces)
+    const { adminId } = await applyResource(store, this.#context(namespace), item, workspaces, configs)
     this.#applied.set(uid, { fingerprint, adminId })
     await tracker.written(uid, mark)
     this.#options.logger.info({ kind, namespace, name: object.metadata.name, adminId }, 'applied to the admin store')
