@@ -3,14 +3,17 @@
  * file in embedded mode (in-memory store), idempotently, deleted again, and refused with the field
  * named when a reference dangles.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { GatehouseResource } from '@gatehouse/crds'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { startEmbedded, type EmbeddedGatehouse } from '../cli/embedded.ts'
+import { ensureOrganization } from '../identity/bootstrap.ts'
+import { openStore } from '../store/index.ts'
+import { TEST_ENCRYPTION_KEY } from '../store/testing.ts'
 import { applyResource, applyResources, deleteResource, ResourceError, type ApplyContext, type SourcedResource } from './apply.ts'
 import { loadResourceFiles } from './files.ts'
 
@@ -192,8 +195,40 @@ describe('dangling references name the field', () => {
     expect(error).toMatchObject({ object, field, reason: 'RefNotFound' })
   })
 
+  it('two policies with the same name in the same workspace are refused naming spec.name', async () => {
+    const policy = (name: string): SourcedResource => resource(
+      `apiVersion: gatehouse.dev/v1alpha1\nkind: RateLimitPolicy\nmetadata: { name: ${name} }\nspec: { name: Same, conditions: [{ key: api_key, value: "*" }], groupBy: [{ key: api_key }], type: requests, unit: rpm, value: 1 }`)
+    await expect(applyResources(gatehouse.store, context, [policy('one'), policy('two')])).rejects.toMatchObject({ object: 'RateLimitPolicy/two', field: 'spec.name' })
+  })
+
   it('a guardrail check the catalogue does not know is InvalidSpec naming the check', async () => {
     const text = 'apiVersion: gatehouse.dev/v1alpha1\nkind: Guardrail\nmetadata: { name: g }\nspec: { hooks: [beforeRequestHook], checks: [{ id: default.nope }], actions: { deny: false, async: false } }'
     await expect(applyResources(gatehouse.store, context, [resource(text)])).rejects.toMatchObject({ field: 'spec.checks[0].id', reason: 'InvalidSpec' })
+  })
+})
+
+describe('the Kubernetes examples', () => {
+  it('apply as one set (every kind), and a second apply changes nothing', async () => {
+    const folder = resolve(import.meta.dirname, '../../../examples/k8s')
+    const paths = (await readdir(folder)).filter((name) => name.endsWith('.yaml')).map((name) => join(folder, name))
+    const examples = (await loadResourceFiles(paths)).resources
+    expect(new Set(examples.map((entry) => entry.resource.kind))).toEqual(new Set(['Workspace', 'Provider', 'Config', 'Deployment', 'Guardrail', 'RateLimitPolicy', 'UsageLimitPolicy']))
+    const store = await openStore({ kind: 'pglite', dataDir: null, encryptionKey: TEST_ENCRYPTION_KEY })
+    try {
+      const organizationId = (await ensureOrganization(store)).id
+      const kubernetes: ApplyContext = { organizationId, managedBy: 'kubernetes', resolveSecret: () => 'sk-example', describeMissingSecret: () => 'unused' }
+      await applyResources(store, kubernetes, examples)
+      const snapshot = async (): Promise<unknown> => [
+        (await store.deployments.list(organizationId)).data,
+        (await store.guardrails.list(organizationId, undefined, 0, 100)).data,
+        (await store.policies.list(organizationId, 'rate_limits', {}, 0, 100)).data,
+        (await store.policies.list(organizationId, 'usage_limits', {}, 0, 100)).data,
+      ]
+      const before = await snapshot()
+      await applyResources(store, kubernetes, examples)
+      expect(await snapshot()).toEqual(before)
+    } finally {
+      await store.close()
+    }
   })
 })

@@ -337,6 +337,21 @@ function applyOne(tx: Repositories, context: ApplyContext, declared: DeclaredNam
   }
 }
 
+/** Two policies with one identity (kind, workspace, name) would overwrite each other on every apply. */
+function assertDistinctPolicies(items: readonly SourcedResource[]): void {
+  const seen = new Map<string, SourcedResource>()
+  for (const item of items) {
+    if (item.resource.kind !== 'RateLimitPolicy' && item.resource.kind !== 'UsageLimitPolicy') continue
+    const key = JSON.stringify([item.resource.kind, item.resource.spec.workspace ?? null, policyName(item.resource)])
+    const first = seen.get(key)
+    if (first) {
+      throw new ResourceError(item.source, objectLabel(item.resource), 'spec.name',
+        `${objectLabel(first.resource)} (${first.source}) has the same name in the same workspace; a policy is identified by its name, so give each its own`)
+    }
+    seen.set(key, item)
+  }
+}
+
 const configSlug = (config: Config): string => config.spec.slug ?? config.metadata.name
 
 /** Applies every resource in dependency order (workspaces before what refers to them) in one transaction. */
@@ -346,6 +361,7 @@ export async function applyResources(
   items: readonly SourcedResource[],
 ): Promise<void> {
   for (const item of items) assertApplied(item)
+  assertDistinctPolicies(items)
   const named = <K extends GatehouseResource['kind']>(kind: K, slugOf: (resource: Extract<GatehouseResource, { kind: K }>) => string): Map<string, string> =>
     new Map(items.filter((item) => item.resource.kind === kind).map((item) => [item.resource.metadata.name, slugOf(item.resource as Extract<GatehouseResource, { kind: K }>)]))
   const declared: DeclaredNames = { workspaces: named('Workspace', workspaceSlug), configs: named('Config', configSlug) }
