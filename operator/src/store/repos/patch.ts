@@ -18,8 +18,8 @@ export function setClause<P extends object>(
     const value = patch[field]
     const [column, kind] = spec
     params.push(kind === 'jsonb' ? JSON.stringify(value) : value)
-    const placeholder = `$${firstParam + params.length - 1}`
-    parts.push(`${column} = ${kind === 'value' ? placeholder : `${placeholder}::${kind}`}`)
+    const bound = `$${firstParam + params.length - 1}`
+    parts.push(`${column} = ${kind === 'value' ? bound : `${bound}::${kind}`}`)
   }
   parts.push('updated_at = now()')
   return { sql: parts.join(', '), params }
