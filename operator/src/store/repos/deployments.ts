@@ -1,7 +1,7 @@
 /** Deployments: a named gateway deployment (production / non-production) with its config and workspaces. */
 import { isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
-import { Where } from './filters.ts'
+import { selectPage, Where } from './filters.ts'
 import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -112,9 +112,8 @@ export class DeploymentRepository {
     where.maybe('status = ?', filter.status)
     if (filter.workspaceId !== undefined) where.add('(allow_all_workspaces OR allowed_workspace_ids @> ?::jsonb)', json([filter.workspaceId]))
     if (filter.search) where.add("(name ILIKE '%' || ? || '%' OR slug ILIKE '%' || ? || '%')", filter.search, filter.search)
-    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM deployments${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM deployments${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
-    return { total: count?.n ?? 0, data: rows.map(toRecord) }
+    const { total, rows } = await selectPage<Row>(this.#db, 'deployments', where, page, pageSize)
+    return { total, data: rows.map(toRecord) }
   }
 
   async update(organizationId: string, id: string, patch: DeploymentPatch): Promise<DeploymentRecord | null> {

@@ -1,3 +1,5 @@
+import type { SqlExecutor } from '../sql.ts'
+
 /** Builds parameterised WHERE clauses for list queries (values are always bound, never inlined). */
 export class Where {
   readonly #parts: string[] = []
@@ -28,4 +30,14 @@ export class Where {
     this.params.push(pageSize, page * pageSize)
     return ` LIMIT $${this.params.length - 1} OFFSET $${this.params.length}`
   }
+}
+
+/** Tables listed a page at a time, oldest first. A fixed list: table names are never input. */
+export type PagedTable = 'deployments' | 'guardrails' | 'policies' | 'secret_references'
+
+/** One page of the rows matching `where`, with the total count across all pages. */
+export async function selectPage<Row>(db: SqlExecutor, table: PagedTable, where: Where, page: number, pageSize: number): Promise<{ total: number; rows: Row[] }> {
+  const [count] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}${where.sql}`, where.params)
+  const rows = await db.query<Row>(`SELECT * FROM ${table}${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+  return { total: count?.n ?? 0, rows }
 }

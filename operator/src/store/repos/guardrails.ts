@@ -1,7 +1,7 @@
 /** Guardrails: stored, validated check lists with their actions. Every update is a new version. */
 import { isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
-import { Where } from './filters.ts'
+import { selectPage, Where } from './filters.ts'
 import { deleteRow, setClause } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -108,9 +108,8 @@ export class GuardrailRepository {
     const where = new Where().add('organization_id = ?', organizationId)
     if (workspaceIds === null) where.add('workspace_id IS NULL')
     else if (workspaceIds !== undefined) where.add('workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))', json(workspaceIds))
-    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM guardrails${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM guardrails${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
-    return { total: count?.n ?? 0, data: rows.map(toRecord) }
+    const { total, rows } = await selectPage<Row>(this.#db, 'guardrails', where, page, pageSize)
+    return { total, data: rows.map(toRecord) }
   }
 
   /** A change of checks, actions or hooks is a new version (new version id). */

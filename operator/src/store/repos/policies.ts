@@ -4,7 +4,7 @@
  */
 import { iso, isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
-import { Where } from './filters.ts'
+import { selectPage, Where } from './filters.ts'
 import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -156,9 +156,8 @@ export class PolicyRepository {
     where.maybe('status = ?', filter.status)
     where.maybe('type = ?', filter.type)
     where.maybe('unit = ?', filter.unit)
-    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM policies${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM policies${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
-    return { total: count?.n ?? 0, data: rows.map(toRecord) }
+    const { total, rows } = await selectPage<Row>(this.#db, 'policies', where, page, pageSize)
+    return { total, data: rows.map(toRecord) }
   }
 
   async update(organizationId: string, id: string, patch: PolicyPatch): Promise<PolicyRecord | null> {

@@ -5,7 +5,7 @@
  */
 import { isoRequired, json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
-import { Where } from './filters.ts'
+import { selectPage, Where } from './filters.ts'
 import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -130,9 +130,8 @@ export class SecretReferenceRepository {
     where.maybe('manager_type = ?', filter.managerType)
     if (filter.search) where.add("(name ILIKE '%' || ? || '%' OR slug ILIKE '%' || ? || '%')", filter.search, filter.search)
     if (filter.tags && Object.keys(filter.tags).length > 0) where.add('tags @> ?::jsonb', json(filter.tags))
-    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM secret_references${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM secret_references${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
-    return { total: count?.n ?? 0, data: rows.map(toRecord) }
+    const { total, rows } = await selectPage<Row>(this.#db, 'secret_references', where, page, pageSize)
+    return { total, data: rows.map(toRecord) }
   }
 
   async update(organizationId: string, id: string, patch: SecretReferencePatch): Promise<SecretReferenceRecord | null> {
