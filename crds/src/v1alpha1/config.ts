@@ -8,6 +8,7 @@
  * schemas agree on the examples and the invalid cases).
  */
 import { z } from 'zod'
+import { isForwardableHeader, UNFORWARDABLE_HEADERS } from '@gatehouse/gateway/snapshot'
 import { displayName, freeForm, rules, slug, workspaceRef, type Rule } from './shared.ts'
 import type { KindDefinition } from './kind.ts'
 
@@ -76,24 +77,6 @@ const circuitBreaker = z
   })
   .describe('Circuit breaker of this target.')
 
-/** Headers a config may never copy to a provider (the gateway's list): credentials, its own, hop-by-hop. */
-const UNFORWARDABLE = [
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'x-api-key',
-  'api-key',
-  'host',
-  'content-length',
-  'content-type',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-]
 
 const headerName = rules(
   z
@@ -104,12 +87,10 @@ const headerName = rules(
     .describe('Header name.'),
   [
     {
-      rule: `!(self.lowerAscii() in [${UNFORWARDABLE.map((h) => `'${h}'`).join(', ')}]) && !self.lowerAscii().startsWith('x-gateway-') && !self.lowerAscii().startsWith('proxy-')`,
+      rule: `!(self.lowerAscii() in [${UNFORWARDABLE_HEADERS.map((h) => `'${h}'`).join(', ')}]) && !self.lowerAscii().startsWith('x-gateway-') && !self.lowerAscii().startsWith('proxy-')`,
       message: 'this header is never forwarded (credentials, gateway and hop-by-hop headers)',
-      check: (name) => {
-        const lower = name.toLowerCase()
-        return !UNFORWARDABLE.includes(lower) && !lower.startsWith('x-gateway-') && !lower.startsWith('proxy-')
-      },
+      // The gateway's own rule and list, so the CRD and the gateway refuse the same headers.
+      check: isForwardableHeader,
     },
   ],
 )

@@ -160,7 +160,7 @@ const strategy = z.strictObject({
  * Headers a config may never copy to a provider: the caller's credentials and Gatehouse's own
  * headers (the provider gets the stored credential, nothing else), and hop-by-hop headers.
  */
-const UNFORWARDABLE = new Set([
+export const UNFORWARDABLE_HEADERS: readonly string[] = [
   'authorization',
   'proxy-authorization',
   'cookie',
@@ -176,16 +176,20 @@ const UNFORWARDABLE = new Set([
   'trailer',
   'upgrade',
   'expect',
-])
+]
+const UNFORWARDABLE = new Set(UNFORWARDABLE_HEADERS)
+
+/** May a config copy this header to a provider? (The Config CRD enforces the same rule in CEL.) */
+export function isForwardableHeader(name: string): boolean {
+  const lower = name.toLowerCase()
+  return !UNFORWARDABLE.has(lower) && !lower.startsWith('x-gateway-') && !lower.startsWith('proxy-')
+}
 
 const headerName = z
   .string()
   .max(128)
   .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'not a valid header name')
-  .refine((name) => {
-    const lower = name.toLowerCase()
-    return !UNFORWARDABLE.has(lower) && !lower.startsWith('x-gateway-') && !lower.startsWith('proxy-')
-  }, 'this header is never forwarded (credentials, gateway and hop-by-hop headers)')
+  .refine(isForwardableHeader, 'this header is never forwarded (credentials, gateway and hop-by-hop headers)')
 
 const customHost = z
   .string()

@@ -106,4 +106,12 @@ export type SnapshotDeployment = z.infer<typeof snapshotDeployment>
  * The routing config schema is part of the contract: the control plane validates saved configs
  * with the same rules the gateway applies to `x-gateway-config`.
  */
-export { CONFIG_LIMITS, configPath, validateConfig, type ConfigIssue, type ConfigValidation } from '../routing/config-schema.ts'
+export {
+  CONFIG_LIMITS,
+  configPath,
+  isForwardableHeader,
+  UNFORWARDABLE_HEADERS,
+  validateConfig,
+  type ConfigIssue,
+  type ConfigValidation,
+} from '../routing/config-schema.ts'
