@@ -5,6 +5,7 @@
  * (ports, URLs) are environment variables.
  */
 import { z } from 'zod'
+import { snapshotGuardrail, snapshotLimit, snapshotPrice } from './policies.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -92,6 +93,12 @@ export const gatewaySnapshot = z.object({
   configs: z.array(snapshotConfig).default([]),
   /** Null: the organisation-wide snapshot (every workspace). */
   deployment: snapshotDeployment.nullable().default(null),
+  /** Guardrails by id; configs, workspaces and the organisation attach them. */
+  guardrails: z.array(snapshotGuardrail).default([]),
+  /** Every rate limit and budget that applies, in one enforceable form (see policies.ts). */
+  limits: z.array(snapshotLimit).default([]),
+  /** Price overrides on top of the shipped pricing table. */
+  prices: z.array(snapshotPrice).default([]),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>

@@ -1,0 +1,251 @@
+/**
+ * The request pipeline's contract. Every data-plane route (chat, completions, embeddings, messages,
+ * responses, each passthrough group, realtime set-up) runs one composition of stages:
+ *
+ *   authenticate → resolve route → account → limits → guardrails (before) → cache
+ *     → guardrails (after) → dispatch (strategy, retries, fallbacks)
+ *
+ * A stage is onion-shaped: it runs before `next()` (may refuse by throwing a `GatewayError`, or
+ * answer itself, as a cache hit does), awaits the answer, and may look at it, change it or wrap
+ * its stream on the way back. A stage a route does not need is not composed into it: a stage
+ * factory looks at the route's `Operation` once, at registration, and returns null to stay out.
+ *
+ * Streams are handed up as batches of chunks (the chunks that arrived together from the provider).
+ * A stage that must see them wraps `answer.batches` with `observeStream` (or its own generator): it
+ * can hold chunks back, transform them, or end the stream by throwing, which the writer turns into
+ * a proper error event. What needs the end of a stream (usage, settling a reservation, a record)
+ * goes into `onEnd`, which runs exactly once however the stream ends: finished, failed, or the
+ * client went away.
+ */
+import type { Usage } from '../providers/canonical.ts'
+import type { FinishReason } from '../providers/canonical.ts'
+import type { CompiledProvider } from '../runtime/compile.ts'
+import type { RequestContext, RequestHeaders } from './context.ts'
+
+/** The spec's `endpoint_type` values (policy conditions, usage records, analytics). */
+export type EndpointType =
+  | 'chatComplete'
+  | 'complete'
+  | 'embed'
+  | 'messages'
+  | 'responses'
+  | 'imageGenerate'
+  | 'audio'
+  | 'files'
+  | 'batches'
+  | 'fineTuning'
+  | 'moderate'
+  | 'rerank'
+  | 'vectorStores'
+  | 'assistants'
+  | 'models'
+  | 'ocr'
+  | 'realtime'
+  | 'proxy'
+
+/** What a route declares about itself; stage factories decide from it whether they take part. */
+export interface Operation {
+  /** Stable name: `chat`, `completions`, `embeddings`, `messages`, `passthrough:<group>`, `realtime`. */
+  readonly name: string
+  readonly endpointType: EndpointType
+  /** The client-facing wire format: error envelope and stream framing. */
+  readonly format: 'openai' | 'anthropic'
+  /** Carries model text both ways (chat, completions, messages, responses): guardrails and caches read it. */
+  readonly textual: boolean
+  /** A JSON body whose answer depends only on the body: the response cache may serve it. */
+  readonly cacheable: boolean
+}
+
+/** Where an exchange goes: one target named by headers or the model, or a config's plan. */
+export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'SEMANTIC MISS' | 'REFRESH' | 'DISABLED'
+
+/** The verdict of one guardrail run, kept on the usage record and returned to the caller. */
+export interface HookResult {
+  readonly guardrailId: string
+  readonly hook: 'beforeRequestHook' | 'afterRequestHook'
+  readonly verdict: boolean
+  readonly deny: boolean
+  readonly async: boolean
+  readonly checks: ReadonlyArray<{ readonly id: string; readonly verdict: boolean; readonly explanation?: string; readonly error?: string }>
+  readonly feedback?: { readonly value: number; readonly weight: number; readonly metadata?: Readonly<Record<string, unknown>> } | null
+  readonly executionTimeMs: number
+}
+
+/**
+ * Facts gathered while the exchange runs, read by the account and log stages (and headers). Stages
+ * fill what they own; nothing here is read back to decide routing.
+ */
+export interface ExchangeFacts {
+  /** The model the client asked for, as written (`@slug/model` included). */
+  requestedModel: string | null
+  /** The provider that answered, or was tried last. */
+  provider: CompiledProvider | null
+  /** The model name sent to that provider. */
+  upstreamModel: string | null
+  /** The model the provider said it served, when it said. */
+  servedModel: string | null
+  /** `config.targets[0]...` under a config; null when routed directly. */
+  targetPath: string | null
+  configId: string | null
+  /** Upstream attempts over the whole exchange (retries and fallbacks included). */
+  attempts: number
+  /** Retries at the target that answered. */
+  retries: number
+  /** The status the client got, once known. */
+  status: number | null
+  errorCode: string | null
+  cacheStatus: CacheStatus | null
+  usage: Usage | null
+  /** Usage counted by Gatehouse (the provider gave none). */
+  usageEstimated: boolean
+  finishReason: FinishReason | null
+  streamed: boolean
+  /** Milliseconds since the epoch: first byte (or first stream chunk) reached the client; end of the answer. */
+  firstByteAtMs: number | null
+  endedAtMs: number | null
+  hookResults: HookResult[]
+  /** Stage-owned extras that belong on the usage record (policy ids that matched, cost...). */
+  readonly annotations: Record<string, unknown>
+}
+
+export function newFacts(): ExchangeFacts {
+  return {
+    requestedModel: null,
+    provider: null,
+    upstreamModel: null,
+    servedModel: null,
+    targetPath: null,
+    configId: null,
+    attempts: 0,
+    retries: 0,
+    status: null,
+    errorCode: null,
+    cacheStatus: null,
+    usage: null,
+    usageEstimated: false,
+    finishReason: null,
+    streamed: false,
+    firstByteAtMs: null,
+    endedAtMs: null,
+    hookResults: [],
+    annotations: {},
+  }
+}
+
+/** A JSON answer, already in the client's format. */
+export interface JsonAnswer {
+  readonly kind: 'json'
+  status: number
+  body: unknown
+  readonly usage: Usage | null
+}
+
+/**
+ * A streamed answer in the client's format: batches of chunks (OpenAI chunk objects, or Anthropic
+ * `{event, data}` objects), written as SSE by the route's writer.
+ */
+export interface StreamAnswer {
+  readonly kind: 'stream'
+  status: number
+  batches: AsyncIterable<readonly unknown[]>
+  /** Usage and finish reason, known once `batches` is exhausted. */
+  readonly result: () => { usage: Usage; finishReason: FinishReason } | null
+}
+
+/** Bytes relayed as the provider sent them (passthrough groups): files, audio, their own event streams. */
+export interface RelayAnswer {
+  readonly kind: 'relay'
+  status: number
+  readonly headers: Record<string, string>
+  readonly body: AsyncIterable<Uint8Array>
+  /** An event stream: relayed event for event, ended with an error event on failure. */
+  readonly eventStream: boolean
+}
+
+/** A realtime session: the upstream socket is open, frames flow both ways until either side closes. */
+export interface SessionAnswer {
+  readonly kind: 'session'
+  status: 101
+  /** Resolves when the session ended (either side closed). */
+  readonly ended: Promise<void>
+}
+
+export type Answer = JsonAnswer | StreamAnswer | RelayAnswer | SessionAnswer
+
+/** One request's state as it runs through the stages. */
+export interface Exchange {
+  readonly operation: Operation
+  readonly context: RequestContext
+  readonly headers: RequestHeaders
+  /** The parsed JSON body; null for GET routes and streamed (multipart) uploads. Stages may replace it. */
+  body: Record<string, unknown> | null
+  readonly facts: ExchangeFacts
+  /** Headers every answer carries (success and error): stages add theirs (rate limits, cache status). */
+  readonly responseHeaders: Record<string, string>
+}
+
+export type Next = () => Promise<Answer>
+
+export interface Stage {
+  readonly name: string
+  run(exchange: Exchange, next: Next): Promise<Answer>
+}
+
+/** Decides once per route whether a stage takes part; null keeps it out of that route's pipeline. */
+export interface StageFactory {
+  readonly name: string
+  forOperation(operation: Operation): Stage | null
+}
+
+export type Terminal = (exchange: Exchange) => Promise<Answer>
+
+/** Builds one route's pipeline: the stages that apply to it, around its terminal (dispatch). */
+export function composePipeline(operation: Operation, factories: readonly StageFactory[], terminal: Terminal): Terminal {
+  const stages = factories.map((factory) => factory.forOperation(operation)).filter((stage): stage is Stage => stage !== null)
+  let run: Terminal = terminal
+  for (let index = stages.length - 1; index >= 0; index--) {
+    const stage = stages[index]!
+    const inner = run
+    run = (exchange) => stage.run(exchange, () => inner(exchange))
+  }
+  return run
+}
+
+/** The names of the stages a route's pipeline is built from, in order (for tests and `describe`). */
+export function stageNames(operation: Operation, factories: readonly StageFactory[]): string[] {
+  return factories.filter((factory) => factory.forOperation(operation) !== null).map((factory) => factory.name)
+}
+
+export interface StreamObserver {
+  /** Sees each batch before it is written; returns what to write (may hold back or transform). Throwing ends the stream with an error event. */
+  onBatch?(batch: readonly unknown[]): readonly unknown[]
+  /** Runs once, however the stream ended: `error` is null when it finished, the failure otherwise; `completed` false when the client left early. */
+  onEnd?(outcome: { completed: boolean; error: unknown }): void
+  /** Chunks to add at the end of a stream that finished (released hold-back). */
+  flush?(): readonly unknown[]
+}
+
+/** Wraps a stream answer's batches; the answer keeps its status and result. */
+export function observeStream(answer: StreamAnswer, observer: StreamObserver): StreamAnswer {
+  const source = answer.batches
+  async function* observed(): AsyncGenerator<readonly unknown[]> {
+    let completed = false
+    let failure: unknown = null
+    try {
+      for await (const batch of source) {
+        const out = observer.onBatch ? observer.onBatch(batch) : batch
+        if (out.length > 0) yield out
+      }
+      const tail = observer.flush?.()
+      if (tail && tail.length > 0) yield tail
+      completed = true
+    } catch (error) {
+      failure = error
+      throw error
+    } finally {
+      observer.onEnd?.({ completed, error: failure })
+    }
+  }
+  answer.batches = observed()
+  return answer
+}

@@ -1,0 +1,78 @@
+/**
+ * The policy parts of the snapshot: guardrails, limits (rate limits and budgets in one enforceable
+ * form), and pricing overrides. The control plane compiles them from its store (policies, and the
+ * `rate_limits`/`usage_limits` fields of keys, workspaces, providers and integrations); the gateway
+ * enforces them. Each list defaults to empty so older snapshots stay valid.
+ */
+import { z } from 'zod'
+
+const id = z.string().min(1).max(255)
+const isoTime = z.iso.datetime({ offset: true })
+
+export const guardrailHook = z.enum(['beforeRequestHook', 'afterRequestHook'])
+
+/** One guardrail with its checks' parameters and its actions, as the admin API stores it. */
+export const snapshotGuardrail = z.object({
+  id,
+  slug: z.string().min(1).max(255),
+  name: z.string().min(1).max(255),
+  /** Null: an organisation guardrail. */
+  workspaceId: id.nullable().default(null),
+  version: z.number().int().min(1).default(1),
+  checks: z.array(z.object({ id: z.string().min(1).max(255), parameters: z.record(z.string(), z.unknown()).default({}), isEnabled: z.boolean().default(true) })),
+  actions: z.record(z.string(), z.unknown()).default({}),
+  hooks: z.array(guardrailHook).default(['beforeRequestHook']),
+})
+
+/** Where a limit came from: a policy object, or the limits field of a key, workspace, provider or integration. */
+export const limitSource = z.enum(['policy', 'api_key', 'workspace', 'provider', 'integration'])
+
+/**
+ * One limit, whatever declared it. A rate limit admits at most `value` per `unit` window; a usage
+ * limit (budget) admits spending up to `creditLimit` until its period resets. `conditions` select
+ * the requests it applies to (all must match); `groupBy` splits its counter (one per api key,
+ * workspace, user or metadata value).
+ */
+export const snapshotLimit = z.object({
+  id,
+  source: limitSource,
+  /** The object the limit belongs to (policy, key, workspace, provider or integration id). */
+  ownerId: id,
+  kind: z.enum(['rate', 'usage']),
+  workspaceId: id.nullable().default(null),
+  conditions: z.array(z.object({ key: z.string().min(1).max(255), values: z.array(z.string()).min(1) })).default([]),
+  groupBy: z.array(z.string().min(1).max(255)).default([]),
+  type: z.enum(['requests', 'tokens', 'cost']),
+  unit: z.enum(['rpm', 'rph', 'rpd', 'rpw']).nullable().default(null),
+  value: z.number().min(0).nullable().default(null),
+  creditLimit: z.number().min(0).nullable().default(null),
+  alertThreshold: z.number().min(0).nullable().default(null),
+  periodicReset: z.enum(['weekly', 'monthly']).nullable().default(null),
+  periodicResetDays: z.number().int().min(1).max(365).nullable().default(null),
+  /** Counters are keyed by period: a reset starts a new period without touching the old counter. */
+  periodStartedAt: isoTime.nullable().default(null),
+  /** Evaluate and report, never refuse. */
+  shadow: z.boolean().default(false),
+  /** When the counter store is unreachable: refuse (closed) or admit (open). */
+  failureMode: z.enum(['open', 'closed']).nullable().default(null),
+})
+
+/** Per-model prices overriding the shipped table (USD per token, per image, per second of audio). */
+export const snapshotPrice = z.object({
+  /** Provider kind or a provider id: the most specific entry wins. */
+  provider: z.string().min(1).max(255),
+  model: z.string().min(1).max(255),
+  workspaceId: id.nullable().default(null),
+  input: z.number().min(0).nullable().default(null),
+  output: z.number().min(0).nullable().default(null),
+  cachedInput: z.number().min(0).nullable().default(null),
+  cacheWrite: z.number().min(0).nullable().default(null),
+  reasoning: z.number().min(0).nullable().default(null),
+  perImage: z.number().min(0).nullable().default(null),
+  perAudioSecond: z.number().min(0).nullable().default(null),
+  version: z.string().min(1).max(64),
+})
+
+export type SnapshotGuardrail = z.infer<typeof snapshotGuardrail>
+export type SnapshotLimit = z.infer<typeof snapshotLimit>
+export type SnapshotPrice = z.infer<typeof snapshotPrice>
