@@ -15,7 +15,10 @@ import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
+import { MemoryResponseCache } from './cache/memory.ts'
+import type { ResponseCache } from './cache/response-cache.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
+import { cacheStage } from './pipeline/stages/cache.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
@@ -32,8 +35,10 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
-  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
+  /** Optional pipeline stages (accounting, limits, guardrails, tracing); `cache` replaces the default one. */
   features?: PipelineFeatures
+  /** Where cached answers live: Redis shared by replicas; in process when not given. */
+  responseCache?: ResponseCache
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -87,7 +92,10 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(options.features ? { features: options.features } : {}) }
+    const responseCache = options.responseCache ?? new MemoryResponseCache()
+  if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
+  const features: PipelineFeatures = { cache: cacheStage({ cache: responseCache, logger: app.log }), ...options.features }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)
