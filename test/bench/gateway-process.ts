@@ -31,6 +31,8 @@ const snapshot = buildSnapshot([{ slug: BENCH_PROVIDER_SLUG, kind: 'openai', bas
   workspaceKey,
   adminKey: generateApiKey('admin'),
 })
+// The cache-sat scenario runs under this saved config (in-process cache, the embedded default).
+snapshot.configs = [{ id: 'cfg-bench-cached', slug: 'bench-cached', workspaceId: null, config: { provider: `@${BENCH_PROVIDER_SLUG}`, cache: { mode: 'simple', max_age: 600 } } }]
 // Served from a file, as a deployed gateway is: the file round trip is part of what is measured.
 const snapshotDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
 const snapshotPath = join(snapshotDir, 'snapshot.json')

@@ -22,6 +22,22 @@ export interface TargetRequest {
   path: string
   headers: Record<string, string>
   body: string
+  /**
+   * Every Nth request replaces `__VARY__` in the body with a new number; the others send it as
+   * `hot`. Makes a cache see about (N-1)/N repeated requests.
+   */
+  newEvery?: number
+}
+
+export const VARY_MARKER = '__VARY__'
+
+/** The body of the next request: the repeated one, or, every `newEvery`, a new one. */
+function bodySource(target: TargetRequest): () => Buffer {
+  const hot = Buffer.from(target.body.replace(VARY_MARKER, 'hot'))
+  const every = target.newEvery
+  if (every === undefined || !target.body.includes(VARY_MARKER)) return () => hot
+  let count = 0
+  return () => (++count % every === 0 ? Buffer.from(target.body.replace(VARY_MARKER, `n${count}`)) : hot)
 }
 
 export interface WatchedProcess {
@@ -289,7 +305,7 @@ function result(job: LoadJob, tally: Tally, windowS: number, usage: ReturnType<U
 }
 
 export async function runClosed(job: ClosedJob): Promise<LoadResult> {
-  const body = Buffer.from(job.target.body)
+  const nextBody = bodySource(job.target)
   const clients = Array.from({ length: job.connections }, () => newClient(job.target.origin))
   const tally = new Tally(capacityFor(job.durationMs, 60_000))
   let measuring = false
@@ -300,7 +316,7 @@ export async function runClosed(job: ClosedJob): Promise<LoadResult> {
       const startNs = process.hrtime.bigint()
       if (startNs >= stopAtNs) return
       const counted = measuring
-      const outcome = await send(client, job.target, body, job.stream)
+      const outcome = await send(client, job.target, nextBody(), job.stream)
       if (counted) tally.add(startNs, outcome)
       // A dead target must not turn this loop into a busy spin.
       if (outcome.error) await sleep(10)

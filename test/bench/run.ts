@@ -17,7 +17,7 @@ import { cpus, loadavg, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import type { LoadJob, LoadMessage, LoadResult, TargetRequest, WatchedProcess } from './load.ts'
+import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
 import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
@@ -38,7 +38,7 @@ const { values: flags } = parseArgs({
     'paced-rate': { type: 'string', default: '800' },
     'serial-s': { type: 'string', default: '2' },
     'ttfb-requests': { type: 'string', default: '500' },
-    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb' },
+    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat' },
     profile: { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
   },
@@ -59,16 +59,19 @@ const serialMs = positive('serial-s', flags['serial-s']) * 1000
 const ttfbRequests = Math.round(positive('ttfb-requests', flags['ttfb-requests']))
 const scenarios = flags.scenarios!.split(',').map((name) => name.trim()) as ScenarioName[]
 for (const name of scenarios) {
-  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb'].includes(name)) throw new Error(`unknown scenario '${name}'`)
+  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat'].includes(name)) throw new Error(`unknown scenario '${name}'`)
 }
 
 /** A 0.26 KB chat body like the baseline's: a system and a user message. */
-function chatBody(stream: boolean): string {
+/** The saved config of the bench gateway that caches answers (gateway-process.ts). */
+const BENCH_CACHED_CONFIG = 'bench-cached'
+
+function chatBody(stream: boolean, vary = ''): string {
   return JSON.stringify({
     model: 'gpt-4o-mini',
     messages: [
       { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
-      { role: 'user', content: 'Write one short sentence about measuring gateway overhead on loopback.' },
+      { role: 'user', content: `Write one short sentence about measuring gateway overhead on loopback.${vary}` },
     ],
     max_tokens: 64,
     ...(stream ? { stream: true } : {}),
@@ -168,6 +171,17 @@ function jobFor(scenario: ScenarioName, target: TargetRequest, watch: WatchedPro
       return { mode: 'closed', target, watch, connections: 1, warmupMs: Math.min(warmupMs, 1000), durationMs: serialMs, stream: false }
     case 'ttfb':
       return { mode: 'ttfb', target: { ...target, body: chatBody(true) }, watch, warmupRequests: 50, requests: ttfbRequests }
+    case 'cache-sat':
+      // The config header means nothing to the simulator and the bare proxy: they answer every request.
+      return {
+        mode: 'closed',
+        target: { ...target, headers: { ...target.headers, 'x-gateway-config': BENCH_CACHED_CONFIG }, body: chatBody(false, VARY_MARKER), newEvery: 10 },
+        watch,
+        connections,
+        warmupMs,
+        durationMs,
+        stream: false,
+      }
   }
 }
 
