@@ -14,6 +14,7 @@ import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
+import type { SidecarAuth } from './pipeline/authenticate-sidecar.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
@@ -31,6 +32,8 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
+  /** Sidecar mode: loopback calls need no key and run as the pod's identity (pipeline/authenticate-sidecar.ts). */
+  sidecar?: SidecarAuth
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -84,7 +87,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -24,6 +24,12 @@ export interface RequestContext {
   readonly workspaceId: string | null
   readonly signal: AbortSignal
   readonly startedAtMs: number
+  /**
+   * Sidecar mode: the pod the request comes from (`k8s.namespace.name`, `k8s.serviceaccount.name`,
+   * `k8s.pod.name`), authenticated by the control plane; belongs on the usage record
+   * (ExchangeFacts.annotations). Absent for key-authenticated requests.
+   */
+  readonly identity?: Readonly<Record<string, string>>
 }
 
 export function header(headers: RequestHeaders, name: string): string | undefined {

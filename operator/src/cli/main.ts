@@ -4,14 +4,14 @@
  *   gatehouse control-plane [--host] [--port 8788] [--data-dir DIR] [-f resources.yaml ...]
  *   gatehouse gateway        (configured by environment variables; see gateway/src/main.ts)
  *   gatehouse operator [--host] [--port 8788]   (control plane + Kubernetes controllers; see ./operator.ts)
+ *   gatehouse sidecar        (an injected sidecar; see gateway/src/sidecar/main.ts)
+ *
+ * Each command imports what it runs when it runs: a sidecar in an application's pod must not load
+ * the database drivers and the Kubernetes client (memory and start-up time).
  */
 import { parseArgs } from 'node:util'
-import { runGateway } from '@gatehouse/gateway'
 import { ResourceError } from '../resources/apply.ts'
 import { parsePort } from './boot-config.ts'
-import { serveControlPlane } from './control-plane.ts'
-import { startEmbedded } from './embedded.ts'
-import { runOperator } from './operator.ts'
 import { createLogger } from './logger.ts'
 
 const USAGE = `Usage: gatehouse <command> [options]
@@ -21,6 +21,7 @@ Commands:
   control-plane   run the control plane alone (admin API, snapshot stream for gateways)
   gateway         run a gateway alone against a remote control plane, or from a snapshot file
   operator        run the control plane with the Kubernetes controllers (leader-elected)
+  sidecar         run a gateway injected into an application's pod (written by the admission webhook)
 
 Options for start and control-plane:
   --host HOST     address to listen on (default 127.0.0.1)
@@ -78,6 +79,7 @@ function announceAdminKey(key: string | null): void {
 
 async function start(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse')
+  const { startEmbedded } = await import('./embedded.ts')
   const gatehouse = await startEmbedded({ ...serverOptions(argv, 8787), logger })
   announceAdminKey(gatehouse.generatedAdminKey)
   logger.info({ url: gatehouse.url, generation: gatehouse.holder.current?.generation }, 'Gatehouse is serving')
@@ -86,6 +88,7 @@ async function start(argv: string[]): Promise<void> {
 
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
+  const { serveControlPlane } = await import('./control-plane.ts')
   const service = await serveControlPlane({ ...serverOptions(argv, 8788), logger })
   announceAdminKey(service.generatedAdminKey)
   logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
@@ -94,6 +97,7 @@ async function controlPlane(argv: string[]): Promise<void> {
 
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
+  const { runOperator } = await import('./operator.ts')
   const service = await runOperator({ ...serverOptions(argv, 8788), logger })
   announceAdminKey(service.generatedAdminKey)
   stopOnSignals(service, logger)
@@ -101,8 +105,17 @@ async function operator(argv: string[]): Promise<void> {
 
 async function gateway(): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-gateway')
+  const { runGateway } = await import('@gatehouse/gateway')
   const service = await runGateway(process.env, logger)
   logger.info({ url: service.url, generation: service.holder.current?.generation ?? null }, 'gateway is serving')
+  stopOnSignals(service, logger)
+}
+
+async function sidecar(): Promise<void> {
+  const logger = createLogger(process.env, 'gatehouse-sidecar')
+  const { runSidecar } = await import('@gatehouse/gateway')
+  const service = await runSidecar(process.env, logger)
+  logger.info({ url: service.url, health: service.healthUrl, generation: service.holder.current?.generation ?? null }, 'sidecar is serving')
   stopOnSignals(service, logger)
 }
 
@@ -121,6 +134,9 @@ export async function main(argv: string[]): Promise<void> {
         return
       case 'operator':
         await operator(rest)
+        return
+      case 'sidecar':
+        await sidecar()
         return
       case undefined:
       case 'help':

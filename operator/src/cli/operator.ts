@@ -19,6 +19,8 @@ import { ControllerManager } from '../controllers/manager.ts'
 import { HttpKubeClient, loadKubeConfig } from '../kube/http-client.ts'
 import { LeaderElector } from '../kube/leader-election.ts'
 import { kubeSecretSource } from '../compile/secrets.ts'
+import { resolveBinding } from '../sidecar/binding.ts'
+import { kubeTokenReviewer } from '../sidecar/token-review.ts'
 import { serveControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 const STREAM_SHUTDOWN_GRACE_MS = 2_000
@@ -47,7 +49,11 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
   const identity = env.POD_NAME ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
   const timings = leaseTimings(env)
   const leaseNamespace = env.POD_NAMESPACE || 'default'
-  const controlPlane = await serveControlPlane({ ...options, kubernetesSecrets: kubeSecretSource(client, leaseNamespace) })
+  const controlPlane = await serveControlPlane({
+    ...options,
+    kubernetesSecrets: kubeSecretSource(client, leaseNamespace),
+    sidecars: { reviewToken: kubeTokenReviewer(client), resolveBinding: (namespace, name) => resolveBinding(client, namespace, name) },
+  })
   let manager: ControllerManager
   try {
     const organization = await controlPlane.store.organizations.first()
