@@ -80,6 +80,7 @@ export async function runSidecar(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
       deployment,
       tokenFile: env.GATEHOUSE_SIDECAR_TOKEN_FILE ?? DEFAULT_TOKEN_FILE,
       onIdentity: (confirmed) => {
+        if (identity === null || JSON.stringify(identity) !== JSON.stringify(confirmed)) logger.info({ identity: confirmed }, 'admitted by the control plane')
         identity = confirmed
         void cache.saveIdentity(confirmed).catch((error: unknown) => logger.warn({ err: error }, 'could not cache the sidecar identity'))
       },

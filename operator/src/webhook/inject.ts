@@ -128,7 +128,7 @@ export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<t
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ],
-    ports: [{ name: 'gatehouse-health', containerPort: settings.healthPort, protocol: 'TCP' }],
+    ports: [{ name: 'gh-health', containerPort: settings.healthPort, protocol: 'TCP' }],
     resources: { requests: { cpu: chosen.cpu, memory: chosen.memory }, limits: { memory: chosen.memoryLimit } },
     // The application starts once the sidecar has a snapshot (native sidecars gate on startup).
     startupProbe: { httpGet: { path: '/readyz', port: settings.healthPort }, periodSeconds: 1, failureThreshold: 120 },
