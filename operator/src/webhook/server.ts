@@ -3,6 +3,7 @@
  * AdmissionReview of the same version. The certificate comes from a CertificateSource and is
  * swapped in place when it is renewed (no restart, connections in flight keep theirs).
  */
+import type { IncomingMessage } from 'node:http'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { admit, AdmissionUnavailable, type AdmissionDeps } from './admission.ts'
@@ -21,7 +22,7 @@ export interface WebhookServer {
   close(): Promise<void>
 }
 
-async function readBody(request: import('node:http').IncomingMessage): Promise<string> {
+async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of request) {
