@@ -10,8 +10,6 @@
  * the database drivers and the Kubernetes client (memory and start-up time).
  */
 import { parseArgs } from 'node:util'
-import { ResourceError } from '../resources/apply.ts'
-import { parsePort } from './boot-config.ts'
 import { createLogger } from './logger.ts'
 
 const USAGE = `Usage: gatehouse <command> [options]
@@ -52,7 +50,8 @@ function stopOnSignals(service: Stoppable, logger: ReturnType<typeof createLogge
   process.once('SIGTERM', shutdown)
 }
 
-function serverOptions(argv: string[], defaultPort: number) {
+async function serverOptions(argv: string[], defaultPort: number) {
+  const { parsePort } = await import('./boot-config.ts')
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -80,7 +79,7 @@ function announceAdminKey(key: string | null): void {
 async function start(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse')
   const { startEmbedded } = await import('./embedded.ts')
-  const gatehouse = await startEmbedded({ ...serverOptions(argv, 8787), logger })
+  const gatehouse = await startEmbedded({ ...(await serverOptions(argv, 8787)), logger })
   announceAdminKey(gatehouse.generatedAdminKey)
   logger.info({ url: gatehouse.url, generation: gatehouse.holder.current?.generation }, 'Gatehouse is serving')
   stopOnSignals(gatehouse, logger)
@@ -89,7 +88,7 @@ async function start(argv: string[]): Promise<void> {
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
   const { serveControlPlane } = await import('./control-plane.ts')
-  const service = await serveControlPlane({ ...serverOptions(argv, 8788), logger })
+  const service = await serveControlPlane({ ...(await serverOptions(argv, 8788)), logger })
   announceAdminKey(service.generatedAdminKey)
   logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
   stopOnSignals(service, logger)
@@ -98,7 +97,7 @@ async function controlPlane(argv: string[]): Promise<void> {
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
   const { runOperator } = await import('./operator.ts')
-  const service = await runOperator({ ...serverOptions(argv, 8788), logger })
+  const service = await runOperator({ ...(await serverOptions(argv, 8788)), logger })
   announceAdminKey(service.generatedAdminKey)
   stopOnSignals(service, logger)
 }
@@ -149,7 +148,8 @@ export async function main(argv: string[]): Promise<void> {
         process.exitCode = 2
     }
   } catch (error) {
-    if (error instanceof ResourceError) {
+    // By name: importing resources/apply.ts here would load it into every sidecar.
+    if (error instanceof Error && error.name === 'ResourceError') {
       process.stderr.write(`gatehouse: invalid resources: ${error.message}\n`)
     } else {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`)

@@ -18,6 +18,7 @@ import {
   SNAPSHOT_SEAL_CONTEXT,
   type GatewaySnapshot,
 } from '@gatehouse/gateway/snapshot'
+import { SnapshotCompileError } from '../compile/snapshot.ts'
 import type { SnapshotPublisher } from '../distribution/publisher.ts'
 import { bindingAdmits, parseDeploymentRef, type ResolvedBinding } from './binding.ts'
 import { sidecarSlice } from './slice.ts'
@@ -47,7 +48,7 @@ const streamQuery = z.object({
 })
 
 function refuse(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  const type = status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 503 ? 'service_unavailable_error' : 'invalid_request_error'
+  const type = status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 409 ? 'conflict_error' : status === 503 ? 'service_unavailable_error' : 'invalid_request_error'
   if (status === 503) reply.header('retry-after', '5')
   return reply.code(status).send({ error: { message, type, param: null, code } })
 }
@@ -91,8 +92,12 @@ export function registerSidecarRoutes(app: FastifyInstance, options: SidecarRout
       publisher = await options.deployments.get(resolved.deploymentSlug)
       first = slice(publisher.latest!)
     } catch (error) {
+      // The binding names a workspace the deployment does not serve: the objects disagree.
+      if (error instanceof SnapshotCompileError && error.problems.some((p) => p.path === 'sidecar.workspace')) {
+        return refuse(reply, 409, 'conflict', `${what}: ${error.problems[0]!.message}`)
+      }
       options.onError(error, 'a sidecar slice could not be compiled')
-      return refuse(reply, 503, 'not_ready', `${what} has no snapshot for workspace ${resolved.workspaceSlug} yet`)
+      return refuse(reply, 503, 'not_ready', `${what} has no snapshot yet`)
     }
 
     let keyring
