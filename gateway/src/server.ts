@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
-import { GatewayError } from './errors.ts'
+import { GatewayError } from './core/errors.ts'
 import { renderError } from './http/error-handler.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
@@ -14,8 +14,9 @@ import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
-import type { SidecarAuth } from './pipeline/authenticate-sidecar.ts'
+import { loopbackOnly, type SidecarAuth } from './pipeline/authenticate-sidecar.ts'
 import { readTrace } from './pipeline/context.ts'
+import type { PipelineFeatures } from './pipeline/build.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
@@ -32,7 +33,9 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
-  /** Sidecar mode: loopback calls need no key and run as the pod's identity (pipeline/authenticate-sidecar.ts). */
+  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
+  features?: PipelineFeatures
+  /** Sidecar mode: loopback peers only, no key, every call as the pod's identity (pipeline/authenticate-sidecar.ts). */
   sidecar?: SidecarAuth
 }
 
@@ -79,6 +82,18 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     reply.header('x-gateway-trace-id', request.gatewayTrace.traceId)
     done()
   })
+  if (options.sidecar) {
+    // Key-less calls are admitted as the pod: nothing but the pod itself may reach this server.
+    app.addHook('onRequest', (request, _reply, done) => {
+      try {
+        loopbackOnly(request.socket.remoteAddress)
+      } catch (error) {
+        done(error as Error)
+        return
+      }
+      done()
+    })
+  }
   app.setErrorHandler((error, request, reply) => renderError(error, request, reply))
   app.setNotFoundHandler((request, reply) =>
     renderError(new GatewayError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request, reply),
@@ -87,7 +102,13 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
+  const deps = {
+    holder: options.holder,
+    pepper: options.pepper,
+    now: options.now ?? Date.now,
+    ...(options.features ? { features: options.features } : {}),
+    ...(options.sidecar ? { sidecar: options.sidecar } : {}),
+  }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { RuntimeHolder } from '../runtime/holder.ts'
 import { SNAPSHOT_SCHEMA_VERSION, sidecarKeyHash } from '../snapshot/index.ts'
-import { authenticateSidecar, isLoopbackAddress } from './authenticate-sidecar.ts'
+import { authenticateSidecar, isLoopbackAddress, loopbackOnly } from './authenticate-sidecar.ts'
 
 const identity = { namespace: 'team-a', serviceAccount: 'app', podName: 'app-1', workspaceId: 'ws-a' }
 
@@ -30,21 +30,20 @@ function sliceRuntime() {
 describe('authenticateSidecar', () => {
   const runtime = sliceRuntime()
 
-  it('admits loopback callers as the pod, with the workspace default config and the pod attribution', () => {
-    for (const address of ['127.0.0.1', '127.3.4.5', '::1', '::ffff:127.0.0.1']) {
-      const principal = authenticateSidecar(runtime, { identity: () => identity }, address)
-      expect(principal.workspaceId).toBe('ws-a')
-      expect(principal.key.defaultConfig?.record.id).toBe('cfg-a')
-      expect(principal.annotations).toEqual({ 'k8s.namespace.name': 'team-a', 'k8s.serviceaccount.name': 'app', 'k8s.pod.name': 'app-1' })
-    }
+  it('admits the pod as a sidecar principal, with the workspace default config and the pod attribution', () => {
+    const principal = authenticateSidecar(runtime, { identity: () => identity })
+    expect(principal).toMatchObject({ kind: 'sidecar', id: 'sidecar:team-a/app', workspaceId: 'ws-a', key: null, scopes: ['completions.write'] })
+    expect(principal.defaultConfig?.record.id).toBe('cfg-a')
+    expect(principal.attributes).toEqual({ 'k8s.namespace.name': 'team-a', 'k8s.serviceaccount.name': 'app', 'k8s.pod.name': 'app-1' })
+    for (const address of ['127.0.0.1', '127.3.4.5', '::1', '::ffff:127.0.0.1']) expect(() => loopbackOnly(address)).not.toThrow()
   })
 
   it('refuses any other peer, an identity not yet confirmed, and an identity the slice does not bind', () => {
     for (const address of ['10.0.0.7', '::ffff:10.0.0.7', 'fe80::1', '128.0.0.1', undefined]) {
       expect(isLoopbackAddress(address)).toBe(false)
-      expect(() => authenticateSidecar(runtime, { identity: () => identity }, address)).toThrow(expect.objectContaining({ code: 'forbidden' }))
+      expect(() => loopbackOnly(address)).toThrow(expect.objectContaining({ code: 'forbidden' }))
     }
-    expect(() => authenticateSidecar(runtime, { identity: () => null }, '127.0.0.1')).toThrow(expect.objectContaining({ code: 'not_ready', status: 503 }))
-    expect(() => authenticateSidecar(runtime, { identity: () => ({ ...identity, serviceAccount: 'other' }) }, '127.0.0.1')).toThrow(expect.objectContaining({ code: 'forbidden' }))
+    expect(() => authenticateSidecar(runtime, { identity: () => null })).toThrow(expect.objectContaining({ code: 'not_ready', status: 503 }))
+    expect(() => authenticateSidecar(runtime, { identity: () => ({ ...identity, serviceAccount: 'other' }) })).toThrow(expect.objectContaining({ code: 'forbidden' }))
   })
 })
