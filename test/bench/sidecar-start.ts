@@ -12,7 +12,6 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +19,7 @@ import { parseArgs } from 'node:util'
 import { SNAPSHOT_SCHEMA_VERSION, sidecarKeyHash } from '@gatehouse/gateway/snapshot'
 import { openSidecarCache } from '../../gateway/src/sidecar/local-cache.ts'
 import { persistSnapshot } from '../../gateway/src/sync/persisted.ts'
+import { freePort } from '../helpers/processes.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { readProcessMemory } from './procfs.ts'
 
@@ -29,18 +29,6 @@ const runs = Number(values.runs)
 const idleMs = Number(values['idle-ms'])
 const BUDGET_START_MS = 1000
 const BUDGET_RSS_MB = 80
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 const identity = { namespace: 'team-a', serviceAccount: 'app', podName: 'bench-0', workspaceId: 'ws-a' }
 

@@ -15,7 +15,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import OpenAI from 'openai'
@@ -24,7 +23,7 @@ import { generateApiKey, SIDECAR_KEY_HEADER, SIDECAR_STREAM_PATH, sidecarKeyPair
 import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
-import { pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
+import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
 import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
 import { installCrds, kubectl, repoRoot } from './kube.ts'
 
@@ -60,18 +59,6 @@ let operator: GatehouseProcess
 let controlPlaneUrl: string
 let sidecarPort: number
 const sidecars: GatehouseProcess[] = []
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 async function apply(yaml: string): Promise<void> {
   const file = join(directory, `apply-${randomBytes(4).toString('hex')}.yaml`)
