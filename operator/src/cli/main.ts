@@ -34,6 +34,9 @@ Environment:
   GATEHOUSE_GATEWAY_TOKEN   shared token gateways use for the snapshot stream
   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE   JWT sign-in on the admin API
   GATEHOUSE_CONTROL_PLANE_URL, GATEHOUSE_SNAPSHOT_CACHE, GATEHOUSE_SNAPSHOT_FILE   gateway mode
+  GATEHOUSE_SIDECAR_DEPLOYMENT, GATEHOUSE_SIDECAR_TOKEN_FILE   sidecar mode (written by the webhook)
+  GATEHOUSE_WEBHOOK_PORT, GATEHOUSE_SIDECAR_IMAGE, GATEHOUSE_SIDECAR_CONTROL_PLANE_URL   operator: serve
+                            the sidecar injection webhook (all settings: operator/src/webhook/settings.ts)
   GATEHOUSE_LOG_LEVEL       pino level (default info)
 `
 
