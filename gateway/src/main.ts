@@ -10,12 +10,17 @@
  *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
+ *   GATEHOUSE_REDIS_URL                       shared runtime state (the response cache) for every replica;
+ *                                             in process when unset
+ *   GATEHOUSE_REDIS_KEY_PREFIX                prefix of Gatehouse's Redis keys (default gh)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
+import { Redis } from 'ioredis'
+import { RedisResponseCache } from './cache/redis.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { buildGatewayServer } from './server.ts'
@@ -82,9 +87,17 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     closers.push(() => forwarder?.close())
   }
 
+  const redisUrl = env.GATEHOUSE_REDIS_URL
+  const redis = redisUrl ? new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null
+  if (redis) {
+    redis.on('error', (error: unknown) => logger.warn({ err: error }, 'redis connection error'))
+    closers.push(() => redis.quit().catch(() => redis.disconnect()))
+  }
+
   const app = buildGatewayServer({
     holder,
     pepper,
+    ...(redis ? { responseCache: new RedisResponseCache(redis, { prefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }) } : {}),
     logger,
     processMetrics: true,
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),

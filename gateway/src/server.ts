@@ -16,7 +16,10 @@ import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { loopbackOnly, type SidecarAuth } from './pipeline/authenticate-sidecar.ts'
 import { readTrace } from './pipeline/context.ts'
+import { MemoryResponseCache } from './cache/memory.ts'
+import type { ResponseCache } from './cache/response-cache.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
+import { cacheStage } from './pipeline/stages/cache.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
@@ -33,8 +36,10 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
-  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
+  /** Optional pipeline stages (accounting, limits, guardrails, tracing); `cache` replaces the default one. */
   features?: PipelineFeatures
+  /** Where cached answers live: Redis shared by replicas; in process when not given. */
+  responseCache?: ResponseCache
   /** Sidecar mode: loopback peers only, no key, every call as the pod's identity (pipeline/authenticate-sidecar.ts). */
   sidecar?: SidecarAuth
 }
@@ -102,13 +107,10 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-  const deps = {
-    holder: options.holder,
-    pepper: options.pepper,
-    now: options.now ?? Date.now,
-    ...(options.features ? { features: options.features } : {}),
-    ...(options.sidecar ? { sidecar: options.sidecar } : {}),
-  }
+  const responseCache = options.responseCache ?? new MemoryResponseCache()
+  if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
+  const features: PipelineFeatures = { cache: cacheStage({ cache: responseCache, logger: app.log }), ...options.features }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -263,9 +263,18 @@ function node(depth: number): z.ZodType<ConfigNode> {
   return rules(z.strictObject({ ...nodeFields, ...groupFields(depth) }).describe(NODE_DESCRIPTION), groupRules)
 }
 
+/** Response caching, on the config itself (the gateway refuses it on a target). */
+const cacheSettings = z
+  .strictObject({
+    mode: z.enum(['simple']).describe('simple: an exact match on the normalised request (semantic mode is not served yet).'),
+    max_age: z.int().min(1).max(2_592_000).optional().describe('Seconds an answer is served from the cache (default one day).'),
+    per_user: z.boolean().optional().describe("Key entries by the request body's user field too."),
+  })
+  .describe('Response caching for requests under this config; the answer carries x-gateway-cache-status.')
+
 export const routingConfig = rules(
   z
-    .strictObject({ ...nodeFields, ...groupFields(0) })
+    .strictObject({ cache: cacheSettings.optional(), ...nodeFields, ...groupFields(0) })
     .describe('The routing config object: the gateway wire format (snake_case keys), a provider or a strategy over targets.'),
   groupRules,
 )

@@ -20,6 +20,7 @@
 import type { RequestHeaders } from '../core/headers.ts'
 import type { FinishReason, Usage } from '../providers/canonical.ts'
 import type { PlanNode, ProviderRef } from '../routing/plan.ts'
+import type { SelectedConfig } from '../routing/select.ts'
 import type { CompiledProvider, RouteTarget } from '../routing/target.ts'
 import type { RequestContext } from './context.ts'
 
@@ -60,7 +61,7 @@ export interface Operation {
 /** Where an exchange goes: one target named by headers or the model, or a config's plan. */
 export type RouteDecision =
   | { readonly kind: 'direct'; readonly target: RouteTarget }
-  | { readonly kind: 'config'; readonly plan: PlanNode<ProviderRef>; readonly configId: string | null }
+  | { readonly kind: 'config'; readonly plan: PlanNode<ProviderRef>; readonly configId: string | null; readonly config: SelectedConfig }
 
 export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'SEMANTIC MISS' | 'REFRESH' | 'DISABLED'
 

@@ -7,7 +7,8 @@
 import { GatewayError } from '../core/errors.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
 import type { SnapshotConfig } from '../snapshot/schema.ts'
-import { configPath, validateConfig, type ConfigIssue } from '../snapshot/config-schema.ts'
+import { createHash } from 'node:crypto'
+import { configPath, validateConfig, type CacheConfig, type ConfigIssue, type ConfigNode } from '../snapshot/config-schema.ts'
 import { planConfig, type PlanNode, type ProviderRef } from './plan.ts'
 
 export const CONFIG_HEADER = 'x-gateway-config'
@@ -16,6 +17,10 @@ export const CONFIG_HEADER = 'x-gateway-config'
 export interface SelectedConfig {
   readonly plan: PlanNode<ProviderRef>
   readonly configId: string | null
+  /** Names this config's behaviour across replicas: a saved config's id and version, an inline config's hash. */
+  readonly identity: string
+  /** Response caching for requests under it, when the config asks for it. */
+  readonly cache: CacheConfig | null
 }
 
 export interface CompiledConfig extends SelectedConfig {
@@ -26,7 +31,7 @@ export interface CompiledConfig extends SelectedConfig {
 export function compileSavedConfig(record: SnapshotConfig): { ok: true; config: CompiledConfig } | { ok: false; issues: ConfigIssue[] } {
   const validation = validateConfig(record.config)
   if (!validation.ok) return { ok: false, issues: validation.issues }
-  return { ok: true, config: { record, plan: planConfig(validation.config), configId: record.id } }
+  return { ok: true, config: { record, plan: planConfig(validation.config), configId: record.id, identity: `config:${record.id}:${record.version}`, cache: validation.config.cache ?? null } }
 }
 
 /** Where saved configs are found: by id, and by slug per workspace (`*` for organisation-wide). */
@@ -61,13 +66,14 @@ const inlineCache = new Map<string, SelectedConfig>()
 function planInline(raw: string): SelectedConfig {
   const cached = inlineCache.get(raw)
   if (cached) return cached
-  const plan: SelectedConfig = { plan: parseInline(raw), configId: null }
+  const config = parseInline(raw)
+  const plan: SelectedConfig = { plan: planConfig(config), configId: null, identity: `inline:${createHash('sha256').update(raw).digest('base64url')}`, cache: config.cache ?? null }
   inlineCache.set(raw, plan)
   if (inlineCache.size > INLINE_CACHE_ENTRIES) inlineCache.delete(inlineCache.keys().next().value!)
   return plan
 }
 
-function parseInline(raw: string): PlanNode<ProviderRef> {
+function parseInline(raw: string): ConfigNode {
   let value: unknown
   try {
     value = JSON.parse(raw)
@@ -76,7 +82,7 @@ function parseInline(raw: string): PlanNode<ProviderRef> {
   }
   const validation = validateConfig(value)
   if (!validation.ok) throw invalidConfig(validation.issues[0]!)
-  return planConfig(validation.config)
+  return validation.config
 }
 
 /**

@@ -8,6 +8,16 @@ function firstIssue(value: unknown): { path: string; message: string } {
 }
 
 describe('config schema', () => {
+  it('takes a simple cache on the config, refusing what is not served (semantic mode, a cache on a target)', () => {
+    expect(validateConfig({ provider: '@openai', cache: { mode: 'simple', max_age: 60, per_user: true } }).ok).toBe(true)
+    expect(firstIssue({ provider: '@openai', cache: { mode: 'semantic' } }).path).toBe('config.cache.mode')
+    expect(firstIssue({ provider: '@openai', cache: { mode: 'simple', max_age: 0 } }).path).toBe('config.cache.max_age')
+    expect(firstIssue({ strategy: { mode: 'fallback' }, targets: [{ provider: '@a' }, { provider: '@b', cache: { mode: 'simple' } }] })).toEqual({
+      path: 'config.targets[1].cache',
+      message: 'set cache on the config itself; per-target caching is not supported',
+    })
+  })
+
   it('accepts the issue example', () => {
     const result = validateConfig({
       strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.team': { $eq: 'search' } }, then: 'fast' }], default: 'cheap' },

@@ -18,6 +18,8 @@ export const CONFIG_LIMITS = {
   maxDepth: 6,
   maxRegexLength: 256,
   maxForwardHeaders: 32,
+  /** Thirty days. */
+  maxCacheAgeS: 2_592_000,
 } as const
 
 const retry = z.strictObject({
@@ -207,7 +209,20 @@ const customHost = z
     if (url.search !== '' || url.hash !== '') context.addIssue({ code: 'custom', message: 'must not carry a query or fragment' })
   })
 
+/** Response caching for requests under the config (`cache/`); set on the config itself. */
+const cache = z.strictObject({
+  /** `simple`: exact match on the normalised request. `semantic` is not served yet and is refused. */
+  mode: z.enum(['simple']),
+  /** Seconds an entry is served; 1 day when absent. */
+  max_age: z.number().int().min(1).max(CONFIG_LIMITS.maxCacheAgeS).optional(),
+  /** Key entries by the body's `user` too, so one end user never gets another's answer. */
+  per_user: z.boolean().optional(),
+})
+
+export type CacheConfig = z.infer<typeof cache>
+
 export interface ConfigNode {
+  cache?: CacheConfig
   name?: string
   provider?: string
   virtual_key?: string
@@ -223,6 +238,7 @@ export interface ConfigNode {
 }
 
 const nodeShape = z.strictObject({
+  cache: cache.optional(),
   /** Names a target for conditional routing (`then`, `default`). */
   name: z.string().min(1).max(255).optional(),
   /** A stored provider: `@slug` (or the bare slug). */
@@ -300,6 +316,15 @@ function depthOf(node: ConfigNode): number {
   return 1 + Math.max(0, ...(node.targets ?? []).map(depthOf))
 }
 
+function cachedTargetPath(targets: readonly ConfigNode[], path: ReadonlyArray<string | number>): Array<string | number> | null {
+  for (const [index, target] of targets.entries()) {
+    if (target.cache !== undefined) return [...path, index]
+    const nested = cachedTargetPath(target.targets ?? [], [...path, index, 'targets'])
+    if (nested !== null) return nested
+  }
+  return null
+}
+
 export type ConfigValidation = { ok: true; config: ConfigNode } | { ok: false; issues: ConfigIssue[] }
 
 export function validateConfig(value: unknown): ConfigValidation {
@@ -308,6 +333,8 @@ export function validateConfig(value: unknown): ConfigValidation {
     return { ok: false, issues: parsed.error.issues.map(toConfigIssue) }
   }
   if (depthOf(parsed.data) > CONFIG_LIMITS.maxDepth) return { ok: false, issues: [{ path: ['targets'], message: `targets nest at most ${CONFIG_LIMITS.maxDepth} levels deep` }] }
+  const nestedCache = cachedTargetPath(parsed.data.targets ?? [], ['targets'])
+  if (nestedCache !== null) return { ok: false, issues: [{ path: [...nestedCache, 'cache'], message: 'set cache on the config itself; per-target caching is not supported' }] }
   return { ok: true, config: parsed.data }
 }
 

@@ -18,7 +18,7 @@ export function resolveRouteStage(spec: RouteSpec): Stage {
       const selected = selectConfig(context.runtime, context.workspaceId, exchange.headers, context.principal.defaultConfig)
       if (selected !== null) {
         facts.configId = selected.configId
-        exchange.route = { kind: 'config', plan: selected.plan, configId: selected.configId }
+        exchange.route = { kind: 'config', plan: selected.plan, configId: selected.configId, config: selected }
       } else if (spec.answerUnrouted && providerFromHeaders(exchange.headers) === null && (model === undefined || parseModelReference(model).slug === null)) {
         exchange.route = null
       } else {
