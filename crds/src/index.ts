@@ -16,7 +16,7 @@ export { providerSpec, PROVIDER_KINDS, type ProviderSpec } from './v1alpha1/prov
 export { configSpec, routingConfig, MAX_TARGET_DEPTH, type ConfigSpec, type ConfigNode, type RoutingConfig } from './v1alpha1/config.ts'
 export { rateLimitPolicySpec, type RateLimitPolicySpec } from './v1alpha1/rate-limit-policy.ts'
 export { usageLimitPolicySpec, type UsageLimitPolicySpec } from './v1alpha1/usage-limit-policy.ts'
-export { deploymentSpec, type DeploymentSpec } from './v1alpha1/deployment.ts'
+export { deploymentSpec, sidecarBinding, type DeploymentSpec, type SidecarBinding } from './v1alpha1/deployment.ts'
 export { guardrailSpec, type GuardrailSpec } from './v1alpha1/guardrail.ts'
 export type { KindDefinition, PrinterColumn } from './v1alpha1/kind.ts'
 

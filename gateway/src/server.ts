@@ -14,6 +14,7 @@ import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
+import { loopbackOnly, type SidecarAuth } from './pipeline/authenticate-sidecar.ts'
 import { readTrace } from './pipeline/context.ts'
 import { MemoryResponseCache } from './cache/memory.ts'
 import type { ResponseCache } from './cache/response-cache.ts'
@@ -39,6 +40,8 @@ export interface GatewayServerOptions {
   features?: PipelineFeatures
   /** Where cached answers live: Redis shared by replicas; in process when not given. */
   responseCache?: ResponseCache
+  /** Sidecar mode: loopback peers only, no key, every call as the pod's identity (pipeline/authenticate-sidecar.ts). */
+  sidecar?: SidecarAuth
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -84,6 +87,18 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     reply.header('x-gateway-trace-id', request.gatewayTrace.traceId)
     done()
   })
+  if (options.sidecar) {
+    // Key-less calls are admitted as the pod: nothing but the pod itself may reach this server.
+    app.addHook('onRequest', (request, _reply, done) => {
+      try {
+        loopbackOnly(request.socket.remoteAddress)
+      } catch (error) {
+        done(error as Error)
+        return
+      }
+      done()
+    })
+  }
   app.setErrorHandler((error, request, reply) => renderError(error, request, reply))
   app.setNotFoundHandler((request, reply) =>
     renderError(new GatewayError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request, reply),
@@ -92,10 +107,10 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-    const responseCache = options.responseCache ?? new MemoryResponseCache()
+  const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
   const features: PipelineFeatures = { cache: cacheStage({ cache: responseCache, logger: app.log }), ...options.features }
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 const GATEHOUSE_BIN = fileURLToPath(new URL('../../operator/bin/gatehouse.js', import.meta.url))
@@ -103,4 +104,17 @@ export async function pollUntil(check: () => Promise<boolean>, timeoutMs = 10_00
     await new Promise((resolve) => setTimeout(resolve, intervalMs))
   }
   throw new Error(`condition not met within ${timeoutMs} ms`)
+}
+
+/** A TCP port free on 127.0.0.1 right now (for processes that must be told their port up front). */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
 }

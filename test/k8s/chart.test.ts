@@ -137,6 +137,31 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
     )
   })
 
+  it('renders sidecar mode: webhook Service, configuration with system namespaces excluded, RBAC, cert-manager or self-managed certificates, no central gateway when asked', async () => {
+    const docsOf = (text: string) => parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string; annotations?: Record<string, string> }; [k: string]: unknown } | null).filter((d) => d !== null)
+    const self = docsOf((await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '-f', FULL_VALUES])).stdout)
+    const config = self.find((d) => d.kind === 'MutatingWebhookConfiguration') as unknown as { webhooks: Array<{ failurePolicy: string; sideEffects: string; namespaceSelector: { matchExpressions: Array<{ values: string[] }> }; clientConfig: { caBundle?: string } }> }
+    expect(config.webhooks).toHaveLength(2)
+    for (const webhook of config.webhooks) {
+      expect(webhook).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None' })
+      expect(webhook.namespaceSelector.matchExpressions[0]!.values).toEqual(['kube-system', 'kube-public', 'kube-node-lease', NAMESPACE, 'monitoring'])
+      // The operator writes caBundle itself; the chart leaves it out so upgrades do not clear it.
+      expect(webhook.clientConfig.caBundle).toBeUndefined()
+    }
+    expect(self.find((d) => d.kind === 'Service' && d.metadata.name === 'gh-gatehouse-webhook')).toBeDefined()
+    const operatorRole = self.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'gh-gatehouse-operator') as unknown as { rules: Array<{ resources: string[]; verbs: string[] }> }
+    expect(operatorRole.rules).toContainEqual(expect.objectContaining({ resources: ['tokenreviews'], verbs: ['create'] }))
+    const operator = self.find((d) => d.kind === 'Deployment' && d.metadata.name === 'gh-gatehouse-operator') as unknown as Workload
+    const env = operator.spec.template.spec.containers[0]!.env.map((e) => e.name)
+    expect(env).toEqual(expect.arrayContaining(['GATEHOUSE_WEBHOOK_PORT', 'GATEHOUSE_WEBHOOK_SECRET', 'GATEHOUSE_WEBHOOK_CONFIGURATION', 'GATEHOUSE_SIDECAR_IMAGE', 'GATEHOUSE_SIDECAR_CONTROL_PLANE_URL']))
+
+    const managed = docsOf((await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '--set', 'sidecarInjector.enabled=true', '--set', 'sidecarInjector.certificates.mode=cert-manager', '--set', 'gateway.enabled=false'])).stdout)
+    expect(managed.find((d) => d.kind === 'MutatingWebhookConfiguration')!.metadata.annotations!['cert-manager.io/inject-ca-from']).toBe(`${NAMESPACE}/gh-gatehouse-webhook`)
+    expect(managed.filter((d) => d.kind === 'Certificate' || d.kind === 'Issuer').map((d) => d.kind).sort()).toEqual(['Certificate', 'Issuer'])
+    expect(managed.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name)).not.toContain('gh-gatehouse-gateway')
+    expect(managed.some((d) => d.kind === 'HorizontalPodAutoscaler')).toBe(false)
+  })
+
   it('ships CRDs identical to crds/generated, and templates them with keep only when asked', async () => {
     const generated = (await readdir(path.join(repoRoot, 'crds/generated'))).sort()
     for (const file of generated) {

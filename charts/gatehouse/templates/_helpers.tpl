@@ -119,3 +119,47 @@ readinessProbe:
   timeoutSeconds: 2
   failureThreshold: 2
 {{- end }}
+
+{{/* Sidecar mode: the webhook configuration whose caBundle the operator keeps current. */}}
+{{- define "gatehouse.webhookConfigurationName" -}}
+{{ include "gatehouse.fullname" . }}-sidecar-injector
+{{- end }}
+
+{{/* Operator env of the sidecar injector (webhook listener, certificates, what it injects). */}}
+{{- define "gatehouse.sidecarInjectorEnv" -}}
+{{- if .Values.sidecarInjector.enabled }}
+{{- $service := printf "%s-webhook" (include "gatehouse.fullname" .) }}
+{{- $sidecar := .Values.sidecarInjector.sidecar }}
+- name: GATEHOUSE_WEBHOOK_PORT
+  value: {{ .Values.sidecarInjector.port | quote }}
+- name: GATEHOUSE_WEBHOOK_SERVICE
+  value: {{ $service | quote }}
+{{- if eq .Values.sidecarInjector.certificates.mode "cert-manager" }}
+- name: GATEHOUSE_WEBHOOK_CERT_DIR
+  value: /var/run/gatehouse/webhook-tls
+{{- else }}
+- name: GATEHOUSE_WEBHOOK_SECRET
+  value: {{ printf "%s-tls" $service | quote }}
+- name: GATEHOUSE_WEBHOOK_CONFIGURATION
+  value: {{ include "gatehouse.webhookConfigurationName" . | quote }}
+{{- end }}
+- name: GATEHOUSE_SIDECAR_IMAGE
+  value: {{ include "gatehouse.image" . | quote }}
+- name: GATEHOUSE_SIDECAR_IMAGE_PULL_POLICY
+  value: {{ .Values.image.pullPolicy | quote }}
+- name: GATEHOUSE_SIDECAR_CONTROL_PLANE_URL
+  value: {{ printf "http://%s-operator.%s.svc:%v" (include "gatehouse.fullname" .) .Release.Namespace .Values.operator.service.port | quote }}
+- name: GATEHOUSE_SIDECAR_PORT
+  value: {{ $sidecar.port | quote }}
+- name: GATEHOUSE_SIDECAR_HEALTH_PORT
+  value: {{ $sidecar.healthPort | quote }}
+- name: GATEHOUSE_SIDECAR_LOG_LEVEL
+  value: {{ $sidecar.logLevel | quote }}
+- name: GATEHOUSE_SIDECAR_CPU
+  value: {{ $sidecar.resources.cpu | quote }}
+- name: GATEHOUSE_SIDECAR_MEMORY
+  value: {{ $sidecar.resources.memory | quote }}
+- name: GATEHOUSE_SIDECAR_MEMORY_LIMIT
+  value: {{ $sidecar.resources.memoryLimit | quote }}
+{{- end }}
+{{- end }}

@@ -346,6 +346,13 @@ export const invalidCases: InvalidCase[] = [
     path: 'spec.workspaces',
     apiMessage: 'allowAllWorkspaces and workspaces are mutually exclusive',
   },
+  {
+    name: 'sidecar binding admitting nobody',
+    kind: 'Deployment',
+    mutate: (s) => (s.sidecar = { workspace: 'ws', serviceAccounts: [] }),
+    path: 'spec.sidecar',
+    apiMessage: 'a sidecar binding admits at least one service account or namespace',
+  },
   // Guardrail
   {
     name: 'deny and async',

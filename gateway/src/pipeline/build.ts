@@ -11,6 +11,7 @@
  * cache) are optional: a gateway without them, or a route they do not apply to, pays nothing.
  */
 import type { RuntimeHolder } from '../runtime/holder.ts'
+import type { SidecarAuth } from './authenticate-sidecar.ts'
 import type { RouteSpec } from './route-spec.ts'
 import { composePipeline, type Pipeline, type Stage, type StageFactory } from './stage.ts'
 import { authenticateStage } from './stages/authenticate.ts'
@@ -34,6 +35,8 @@ export interface PipelineDeps {
   pepper: string
   now: () => number
   features?: PipelineFeatures
+  /** Sidecar mode: calls need no key and run as the pod's identity. */
+  sidecar?: SidecarAuth
 }
 
 function asFactory(stage: Stage | null, name: string): StageFactory {

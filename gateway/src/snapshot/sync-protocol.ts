@@ -24,3 +24,20 @@ export interface SnapshotAck {
   status: 'ack' | 'nack'
   problems?: Array<{ path: string; message: string }>
 }
+
+/**
+ * Sidecars (a gateway injected into an application's pod) hold no gateway token and no keyring.
+ * They subscribe at SIDECAR_STREAM_PATH?deployment=NAMESPACE/NAME&after=GENERATION with
+ * `Authorization: Bearer <the pod's projected ServiceAccount token, audience gatehouse>` and an
+ * ephemeral X25519 public key in SIDECAR_KEY_HEADER. The control plane checks the token with a
+ * TokenReview and the Deployment's sidecar binding, answers with its own ephemeral public key in
+ * the same header and the pod's identity in SIDECAR_IDENTITY_HEADER, and seals every snapshot with
+ * the key both sides derive (see sidecar-seal.ts). The snapshot is the binding's slice: one
+ * workspace, and one API key record standing for the pod (`sidecarKeyHash`), which no presented key
+ * can match.
+ */
+export const SIDECAR_STREAM_PATH = '/v1/gateway-sync/sidecar/stream'
+export const SIDECAR_KEY_HEADER = 'x-gateway-sidecar-key'
+export const SIDECAR_IDENTITY_HEADER = 'x-gateway-sidecar-identity'
+/** The audience of the projected token the sidecar presents. */
+export const SIDECAR_TOKEN_AUDIENCE = 'gatehouse'

@@ -19,6 +19,17 @@ export interface SyncLogger {
   error(object: object, message: string): void
 }
 
+/**
+ * One connection's request and how to open what arrives on it. The default is the central
+ * gateway's (shared token, shared keyring); sidecars bring their own (sidecar/channel.ts).
+ */
+export interface SyncConnection {
+  url: string
+  headers: Record<string, string>
+  /** Checks the response's headers and returns the keyring its snapshots are sealed with. */
+  accept(headers: Record<string, string | string[] | undefined>): Keyring
+}
+
 export interface SnapshotSyncOptions {
   controlPlaneUrl: string
   token: string
@@ -32,6 +43,8 @@ export interface SnapshotSyncOptions {
   logger: SyncLogger
   initialBackoffMs?: number
   maxBackoffMs?: number
+  /** Replaces the token/keyring connection; such gateways do not ACK (they have no gateway token). */
+  connect?: (after: number) => Promise<SyncConnection>
 }
 
 export interface SnapshotSync {
@@ -55,6 +68,7 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
   const firstApplied = new Promise<void>((resolve) => (markFirst = resolve))
 
   const acknowledge = async (ack: SnapshotAck): Promise<void> => {
+    if (options.connect) return
     try {
       const response = await request(`${base}${SYNC_ACK_PATH}`, {
         method: 'POST',
@@ -67,10 +81,10 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
     }
   }
 
-  const handle = async (sealed: unknown): Promise<void> => {
+  const handle = async (sealed: unknown, opener: Keyring): Promise<void> => {
     let snapshot: unknown
     try {
-      snapshot = JSON.parse(keyring.open(String(sealed), SNAPSHOT_SEAL_CONTEXT))
+      snapshot = JSON.parse(opener.open(String(sealed), SNAPSHOT_SEAL_CONTEXT))
     } catch (error) {
       logger.error({ err: error }, 'a snapshot from the control plane could not be opened')
       const generation = -1
@@ -94,8 +108,15 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
   const connectOnce = async (): Promise<void> => {
     current = new AbortController()
     const after = holder.current?.generation ?? -1
-    const response = await request(`${base}${SYNC_STREAM_PATH}?gateway_id=${encodeURIComponent(options.gatewayId)}&after=${after}${options.deployment ? `&deployment=${encodeURIComponent(options.deployment)}` : ''}`, {
-      headers: { authorization, accept: 'text/event-stream' },
+    const connection: SyncConnection = options.connect
+      ? await options.connect(after)
+      : {
+          url: `${base}${SYNC_STREAM_PATH}?gateway_id=${encodeURIComponent(options.gatewayId)}&after=${after}${options.deployment ? `&deployment=${encodeURIComponent(options.deployment)}` : ''}`,
+          headers: { authorization },
+          accept: () => keyring,
+        }
+    const response = await request(connection.url, {
+      headers: { ...connection.headers, accept: 'text/event-stream' },
       signal: current.signal,
       // The stream is long-lived; heartbeats keep it below this idle bound.
       bodyTimeout: 3 * 10_000,
@@ -104,10 +125,11 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
       await response.body.dump()
       throw new Error(`control plane answered HTTP ${response.statusCode}`)
     }
+    const opener = connection.accept(response.headers)
     connected = true
     logger.info({ after }, 'subscribed to the control plane')
     for await (const event of decodeSse(response.body)) {
-      if (event.event === SNAPSHOT_EVENT) await handle(event.data)
+      if (event.event === SNAPSHOT_EVENT) await handle(event.data, opener)
     }
   }
 

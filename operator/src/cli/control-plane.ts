@@ -15,6 +15,7 @@ import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { registerSyncRoutes } from '../distribution/sync-routes.ts'
+import { registerSidecarRoutes, type SidecarAdmission } from '../sidecar/routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
 import { applyResources } from '../resources/apply.ts'
 import { fileSecretResolver, loadResourceFiles } from '../resources/files.ts'
@@ -30,6 +31,8 @@ export interface ControlPlaneOptions {
   logger: Logger
   /** Where secret references to Kubernetes Secrets are read in a cluster (the operator's client). */
   kubernetesSecrets?: KubernetesSecretSource
+  /** Checks sidecars' ServiceAccount tokens and bindings (operator mode): serves the sidecar stream. */
+  sidecars?: SidecarAdmission
 }
 
 export interface ControlPlane {
@@ -103,6 +106,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
+    }
+    if (options.sidecars) {
+      registerSidecarRoutes(adminApp, { ...options.sidecars, deployments, onError: (error, message) => logger.warn({ err: error }, message) })
     }
     registerProbes(adminApp, store)
     await adminApp.ready()

@@ -4,14 +4,12 @@
  *   gatehouse control-plane [--host] [--port 8788] [--data-dir DIR] [-f resources.yaml ...]
  *   gatehouse gateway        (configured by environment variables; see gateway/src/main.ts)
  *   gatehouse operator [--host] [--port 8788]   (control plane + Kubernetes controllers; see ./operator.ts)
+ *   gatehouse sidecar        (an injected sidecar; see gateway/src/sidecar/main.ts)
+ *
+ * Each command imports what it runs when it runs: a sidecar in an application's pod must not load
+ * the database drivers and the Kubernetes client (memory and start-up time).
  */
 import { parseArgs } from 'node:util'
-import { runGateway } from '@gatehouse/gateway'
-import { ResourceError } from '../resources/apply.ts'
-import { parsePort } from './boot-config.ts'
-import { serveControlPlane } from './control-plane.ts'
-import { startEmbedded } from './embedded.ts'
-import { runOperator } from './operator.ts'
 import { createLogger } from './logger.ts'
 
 const USAGE = `Usage: gatehouse <command> [options]
@@ -21,6 +19,7 @@ Commands:
   control-plane   run the control plane alone (admin API, snapshot stream for gateways)
   gateway         run a gateway alone against a remote control plane, or from a snapshot file
   operator        run the control plane with the Kubernetes controllers (leader-elected)
+  sidecar         run a gateway injected into an application's pod (written by the admission webhook)
 
 Options for start and control-plane:
   --host HOST     address to listen on (default 127.0.0.1)
@@ -35,6 +34,9 @@ Environment:
   GATEHOUSE_GATEWAY_TOKEN   shared token gateways use for the snapshot stream
   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE   JWT sign-in on the admin API
   GATEHOUSE_CONTROL_PLANE_URL, GATEHOUSE_SNAPSHOT_CACHE, GATEHOUSE_SNAPSHOT_FILE   gateway mode
+  GATEHOUSE_SIDECAR_DEPLOYMENT, GATEHOUSE_SIDECAR_TOKEN_FILE   sidecar mode (written by the webhook)
+  GATEHOUSE_WEBHOOK_PORT, GATEHOUSE_SIDECAR_IMAGE, GATEHOUSE_SIDECAR_CONTROL_PLANE_URL   operator: serve
+                            the sidecar injection webhook (all settings: operator/src/webhook/settings.ts)
   GATEHOUSE_LOG_LEVEL       pino level (default info)
 `
 
@@ -51,7 +53,8 @@ function stopOnSignals(service: Stoppable, logger: ReturnType<typeof createLogge
   process.once('SIGTERM', shutdown)
 }
 
-function serverOptions(argv: string[], defaultPort: number) {
+async function serverOptions(argv: string[], defaultPort: number) {
+  const { parsePort } = await import('./boot-config.ts')
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -78,7 +81,8 @@ function announceAdminKey(key: string | null): void {
 
 async function start(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse')
-  const gatehouse = await startEmbedded({ ...serverOptions(argv, 8787), logger })
+  const { startEmbedded } = await import('./embedded.ts')
+  const gatehouse = await startEmbedded({ ...(await serverOptions(argv, 8787)), logger })
   announceAdminKey(gatehouse.generatedAdminKey)
   logger.info({ url: gatehouse.url, generation: gatehouse.holder.current?.generation }, 'Gatehouse is serving')
   stopOnSignals(gatehouse, logger)
@@ -86,7 +90,8 @@ async function start(argv: string[]): Promise<void> {
 
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
-  const service = await serveControlPlane({ ...serverOptions(argv, 8788), logger })
+  const { serveControlPlane } = await import('./control-plane.ts')
+  const service = await serveControlPlane({ ...(await serverOptions(argv, 8788)), logger })
   announceAdminKey(service.generatedAdminKey)
   logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
   stopOnSignals(service, logger)
@@ -94,15 +99,25 @@ async function controlPlane(argv: string[]): Promise<void> {
 
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
-  const service = await runOperator({ ...serverOptions(argv, 8788), logger })
+  const { runOperator } = await import('./operator.ts')
+  const service = await runOperator({ ...(await serverOptions(argv, 8788)), logger })
   announceAdminKey(service.generatedAdminKey)
   stopOnSignals(service, logger)
 }
 
 async function gateway(): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-gateway')
+  const { runGateway } = await import('@gatehouse/gateway')
   const service = await runGateway(process.env, logger)
   logger.info({ url: service.url, generation: service.holder.current?.generation ?? null }, 'gateway is serving')
+  stopOnSignals(service, logger)
+}
+
+async function sidecar(): Promise<void> {
+  const logger = createLogger(process.env, 'gatehouse-sidecar')
+  const { runSidecar } = await import('@gatehouse/gateway')
+  const service = await runSidecar(process.env, logger)
+  logger.info({ url: service.url, health: service.healthUrl, generation: service.holder.current?.generation ?? null }, 'sidecar is serving')
   stopOnSignals(service, logger)
 }
 
@@ -122,6 +137,9 @@ export async function main(argv: string[]): Promise<void> {
       case 'operator':
         await operator(rest)
         return
+      case 'sidecar':
+        await sidecar()
+        return
       case undefined:
       case 'help':
       case '--help':
@@ -133,7 +151,8 @@ export async function main(argv: string[]): Promise<void> {
         process.exitCode = 2
     }
   } catch (error) {
-    if (error instanceof ResourceError) {
+    // By name: importing resources/apply.ts here would load it into every sidecar.
+    if (error instanceof Error && error.name === 'ResourceError') {
       process.stderr.write(`gatehouse: invalid resources: ${error.message}\n`)
     } else {
       process.stderr.write(`gatehouse: ${(error as Error).message}\n`)

@@ -19,6 +19,10 @@ import { ControllerManager } from '../controllers/manager.ts'
 import { HttpKubeClient, loadKubeConfig } from '../kube/http-client.ts'
 import { LeaderElector } from '../kube/leader-election.ts'
 import { kubeSecretSource } from '../compile/secrets.ts'
+import { resolveBinding } from '../sidecar/binding.ts'
+import { kubeTokenReviewer } from '../sidecar/token-review.ts'
+import { startWebhook } from '../webhook/index.ts'
+import { webhookSettings } from '../webhook/settings.ts'
 import { serveControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 const STREAM_SHUTDOWN_GRACE_MS = 2_000
@@ -32,6 +36,8 @@ export interface Operator extends ControlPlane {
   url: string
   identity: string
   isLeader(): boolean
+  /** The admission webhook's HTTPS URL, when it runs. */
+  webhookUrl: string | null
 }
 
 function leaseTimings(env: NodeJS.ProcessEnv): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
@@ -47,7 +53,12 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
   const identity = env.POD_NAME ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
   const timings = leaseTimings(env)
   const leaseNamespace = env.POD_NAMESPACE || 'default'
-  const controlPlane = await serveControlPlane({ ...options, kubernetesSecrets: kubeSecretSource(client, leaseNamespace) })
+  const webhook = webhookSettings(env, leaseNamespace)
+  const controlPlane = await serveControlPlane({
+    ...options,
+    kubernetesSecrets: kubeSecretSource(client, leaseNamespace),
+    sidecars: { reviewToken: kubeTokenReviewer(client), resolveBinding: (namespace, name) => resolveBinding(client, namespace, name) },
+  })
   let manager: ControllerManager
   try {
     const organization = await controlPlane.store.organizations.first()
@@ -102,12 +113,27 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
     onError: (error) => logger.warn({ err: error }, 'could not publish the gateway report'),
   })
   reporter.start()
+  let webhookServer: Awaited<ReturnType<typeof startWebhook>> | null = null
+  if (webhook) {
+    try {
+      webhookServer = await startWebhook(client, leaseNamespace, webhook, logger)
+      logger.info({ url: webhookServer.url }, 'sidecar injection webhook is serving')
+    } catch (error) {
+      await reporter.stop()
+      await elector.stop()
+      await controllers.stop()
+      await controlPlane.close()
+      throw error
+    }
+  }
   logger.info({ url: controlPlane.url, identity, generation: controlPlane.publisher.latest?.generation }, 'operator is serving')
   return {
     ...controlPlane,
     identity,
     isLeader: () => elector.isLeader,
+    webhookUrl: webhookServer?.url ?? null,
     async close() {
+      await webhookServer?.close()
       // Stop writing first, then hand the Lease over, so two leaders never overlap.
       await controllers.stopReconciling()
       await elector.stop()

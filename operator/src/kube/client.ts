@@ -94,6 +94,11 @@ export interface KubeClient {
   deleteLease(namespace: string, name: string): Promise<void>
 }
 
+/** Raw JSON calls, for the few APIs outside the KubeClient port (HttpKubeClient.call). */
+export interface KubeRest {
+  call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown, contentType?: string): Promise<T>
+}
+
 /** A failed API call with its HTTP status (404 not found, 409 conflict, 410 gone, ...). */
 export class KubeApiError extends Error {
   readonly statusCode: number

@@ -86,6 +86,11 @@ export class HttpKubeClient implements KubeClient {
     return JSON.parse(text) as T
   }
 
+  /** Any other API call, JSON in and out (TokenReview, webhook configurations, Secrets). */
+  call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body?: unknown, contentType?: string): Promise<T> {
+    return this.#request<T>(HttpMethod[method], path, body, contentType)
+  }
+
   async get(type: ResourceType, namespace: string, name: string): Promise<KubeObject | null> {
     try {
       return await this.#request<KubeObject>(HttpMethod.GET, objectPath(type, namespace, name))

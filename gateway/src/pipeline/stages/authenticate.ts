@@ -6,6 +6,7 @@
 import type { RuntimeConfig } from '../../runtime/compile.ts'
 import type { CompiledKey } from '../../runtime/compile.ts'
 import { authenticateKey, presentedKey, requireDataPlaneKey } from '../authenticate.ts'
+import { authenticateSidecar, type SidecarAuth } from '../authenticate-sidecar.ts'
 import { readMetadata, type ExchangeContext, type Principal } from '../context.ts'
 import type { RouteSpec } from '../route-spec.ts'
 import type { Stage } from '../stage.ts'
@@ -13,6 +14,8 @@ import type { Stage } from '../stage.ts'
 export interface AuthenticateDeps {
   pepper: string
   now: () => number
+  /** Sidecar mode: no key; every call is the pod's bound identity (authenticate-sidecar.ts). */
+  sidecar?: SidecarAuth
 }
 
 /** One principal per key and runtime: a key object belongs to one runtime, so it can carry its own. */
@@ -41,6 +44,10 @@ export function authenticateStage(spec: RouteSpec, deps: AuthenticateDeps): Stag
     name: 'authenticate',
     run(exchange, next) {
       const context = exchange.context as ExchangeContext
+      if (deps.sidecar) {
+        context.authenticated(authenticateSidecar(context.runtime, deps.sidecar), readMetadata(exchange.headers))
+        return next()
+      }
       const raw = presentedKey(exchange.headers) ?? spec.presentedKey?.(exchange.headers, exchange)
       const key = authenticateKey(context.runtime, raw, deps.pepper, deps.now())
       context.authenticated(keyPrincipal(key, context.runtime), readMetadata(exchange.headers))

@@ -1,0 +1,28 @@
+/** Starts the admission webhook in the operator process when its settings say so. */
+import type { KubeRest } from '../kube/client.ts'
+import { resolveBinding } from '../sidecar/binding.ts'
+import { fileCertificates, selfManagedCertificates } from './cert-rotation.ts'
+import { serveWebhook, type WebhookLogger, type WebhookServer } from './server.ts'
+import type { WebhookSettings } from './settings.ts'
+
+export async function startWebhook(kube: KubeRest, namespace: string, settings: WebhookSettings, logger: WebhookLogger): Promise<WebhookServer> {
+  const onError = (error: unknown): void => logger.warn({ err: error }, 'the webhook certificate check failed; serving the current one')
+  const certificates = settings.certDir
+    ? fileCertificates(settings.certDir, { onError })
+    : selfManagedCertificates({ kube, namespace, secretName: settings.secretName, webhookConfigName: settings.configurationName, names: settings.names, onError })
+  return await serveWebhook({
+    host: settings.host,
+    port: settings.port,
+    certificates,
+    logger,
+    deps: {
+      settings: settings.sidecar,
+      excludedNamespaces: new Set([namespace]),
+      resolveBinding: (ns, name) => resolveBinding(kube, ns, name),
+      namespaceAnnotations: async (ns) => {
+        const object = await kube.call<{ metadata?: { annotations?: Record<string, string> } }>('GET', `/api/v1/namespaces/${encodeURIComponent(ns)}`)
+        return object.metadata?.annotations ?? {}
+      },
+    },
+  })
+}

@@ -1,0 +1,196 @@
+/**
+ * What the webhook does to an opted-in pod, as a JSON Patch: the gateway as a native sidecar (an
+ * init container with restartPolicy Always, first, so it is started before the application and
+ * stopped after it), a projected ServiceAccount token for audience gatehouse, a memory-backed
+ * cache directory, and the SDKs' base-URL variables in every application container. Nothing
+ * secret is written: the token is projected by the kubelet, the placeholder API keys only satisfy
+ * SDKs that insist on one (the sidecar ignores them). Pure: the caller looks objects up.
+ */
+import { SIDECAR_TOKEN_AUDIENCE } from '@gatehouse/gateway/snapshot'
+
+export const INJECT_LABEL = 'gatehouse.dev/inject'
+export const ANNOTATIONS = {
+  deployment: 'gatehouse.dev/deployment',
+  port: 'gatehouse.dev/port',
+  logLevel: 'gatehouse.dev/log-level',
+  cpu: 'gatehouse.dev/cpu',
+  memory: 'gatehouse.dev/memory',
+  memoryLimit: 'gatehouse.dev/memory-limit',
+  injected: 'gatehouse.dev/injected',
+} as const
+export const SIDECAR_CONTAINER = 'gatehouse-sidecar'
+export const TOKEN_VOLUME = 'gatehouse-token'
+export const CACHE_VOLUME = 'gatehouse-cache'
+export const TOKEN_DIRECTORY = '/var/run/secrets/gatehouse.dev/token'
+export const CACHE_DIRECTORY = '/var/run/gatehouse'
+/** Not a credential: SDKs refuse to start without some key, and the sidecar never reads it. */
+export const PLACEHOLDER_API_KEY = 'gatehouse-sidecar-no-key-needed'
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal']
+/** Kubernetes resource quantity (e.g. 50m, 64Mi, 0.5). */
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|Ki|Mi|Gi)?$/
+const TOKEN_EXPIRATION_SECONDS = 3600
+
+export interface SidecarSettings {
+  image: string
+  imagePullPolicy?: string
+  /** The control plane's URL as pods reach it (the operator Service). */
+  controlPlaneUrl: string
+  defaultPort: number
+  healthPort: number
+  defaultLogLevel: string
+  resources: { cpu: string; memory: string; memoryLimit: string }
+}
+
+interface EnvVar {
+  name: string
+  value?: string
+  valueFrom?: unknown
+}
+
+interface Container {
+  name: string
+  env?: EnvVar[]
+  ports?: Array<{ containerPort?: number; [field: string]: unknown }>
+  restartPolicy?: string
+  [field: string]: unknown
+}
+
+export interface Pod {
+  metadata?: { name?: string; generateName?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
+  spec?: { serviceAccountName?: string; containers?: Container[]; initContainers?: Container[]; volumes?: unknown[] }
+}
+
+export type PatchOperation = { op: 'add' | 'replace'; path: string; value: unknown }
+
+export class InjectionRefused extends Error {
+  override name = 'InjectionRefused'
+}
+
+/** Whether the pod already carries the sidecar (re-admission, or reinvocation). */
+export function alreadyInjected(pod: Pod): boolean {
+  const named = (list: Container[] | undefined) => (list ?? []).some((container) => container.name === SIDECAR_CONTAINER)
+  return named(pod.spec?.initContainers) || named(pod.spec?.containers)
+}
+
+export interface InjectionOptions {
+  /** Annotations that choose the sidecar's settings; the pod's, over its namespace's. */
+  annotations: Record<string, string>
+  /** `namespace/name` of the Gatehouse Deployment, already checked to exist and admit the pod. */
+  deploymentRef: string
+  settings: SidecarSettings
+}
+
+/** Reads and checks the annotations; throws InjectionRefused with a message naming the one at fault. */
+export function sidecarOptions(pod: Pod, annotations: Record<string, string>, settings: SidecarSettings) {
+  const port = annotations[ANNOTATIONS.port] === undefined ? settings.defaultPort : Number(annotations[ANNOTATIONS.port])
+  if (!Number.isInteger(port) || port < 1024 || port > 65535 || port === settings.healthPort) {
+    throw new InjectionRefused(`${ANNOTATIONS.port}: '${annotations[ANNOTATIONS.port]}' is not a port between 1024 and 65535 (other than ${settings.healthPort})`)
+  }
+  const taken = (pod.spec?.containers ?? []).some((container) => (container.ports ?? []).some((p) => p.containerPort === port || p.containerPort === settings.healthPort))
+  if (taken) throw new InjectionRefused(`${ANNOTATIONS.port}: port ${port} or ${settings.healthPort} is already used by a container of the pod; choose another with ${ANNOTATIONS.port}`)
+  const logLevel = annotations[ANNOTATIONS.logLevel] ?? settings.defaultLogLevel
+  if (!LOG_LEVELS.includes(logLevel)) throw new InjectionRefused(`${ANNOTATIONS.logLevel}: '${logLevel}' is not one of ${LOG_LEVELS.join(', ')}`)
+  const quantity = (annotation: string, fallback: string): string => {
+    const value = annotations[annotation] ?? fallback
+    if (!QUANTITY.test(value)) throw new InjectionRefused(`${annotation}: '${value}' is not a resource quantity (e.g. 50m, 64Mi)`)
+    return value
+  }
+  return {
+    port,
+    logLevel,
+    cpu: quantity(ANNOTATIONS.cpu, settings.resources.cpu),
+    memory: quantity(ANNOTATIONS.memory, settings.resources.memory),
+    memoryLimit: quantity(ANNOTATIONS.memoryLimit, settings.resources.memoryLimit),
+  }
+}
+
+function escapePointer(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1')
+}
+
+export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<typeof sidecarOptions>): Container {
+  const { settings } = options
+  return {
+    name: SIDECAR_CONTAINER,
+    image: settings.image,
+    ...(settings.imagePullPolicy ? { imagePullPolicy: settings.imagePullPolicy } : {}),
+    // Native sidecar: started before the application containers, stopped after them.
+    restartPolicy: 'Always',
+    command: ['node', 'operator/bin/gatehouse.js', 'sidecar'],
+    env: [
+      { name: 'GATEHOUSE_CONTROL_PLANE_URL', value: settings.controlPlaneUrl },
+      { name: 'GATEHOUSE_SIDECAR_DEPLOYMENT', value: options.deploymentRef },
+      { name: 'GATEHOUSE_SIDECAR_TOKEN_FILE', value: `${TOKEN_DIRECTORY}/token` },
+      { name: 'GATEHOUSE_SNAPSHOT_CACHE', value: CACHE_DIRECTORY },
+      { name: 'GATEHOUSE_PORT', value: String(chosen.port) },
+      { name: 'GATEHOUSE_HEALTH_PORT', value: String(settings.healthPort) },
+      { name: 'GATEHOUSE_LOG_LEVEL', value: chosen.logLevel },
+      // A small young generation: about 15 MB less resident memory for one pod's traffic.
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
+    ports: [{ name: 'gh-health', containerPort: settings.healthPort, protocol: 'TCP' }],
+    resources: { requests: { cpu: chosen.cpu, memory: chosen.memory }, limits: { memory: chosen.memoryLimit } },
+    // The application starts once the sidecar has a snapshot (native sidecars gate on startup).
+    startupProbe: { httpGet: { path: '/readyz', port: settings.healthPort }, periodSeconds: 1, failureThreshold: 120 },
+    readinessProbe: { httpGet: { path: '/readyz', port: settings.healthPort }, periodSeconds: 10 },
+    livenessProbe: { httpGet: { path: '/livez', port: settings.healthPort }, periodSeconds: 20 },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    volumeMounts: [
+      { name: TOKEN_VOLUME, mountPath: TOKEN_DIRECTORY, readOnly: true },
+      { name: CACHE_VOLUME, mountPath: CACHE_DIRECTORY },
+    ],
+  }
+}
+
+export function sidecarVolumes(): unknown[] {
+  return [
+    {
+      name: TOKEN_VOLUME,
+      projected: { sources: [{ serviceAccountToken: { audience: SIDECAR_TOKEN_AUDIENCE, expirationSeconds: TOKEN_EXPIRATION_SECONDS, path: 'token' } }] },
+    },
+    { name: CACHE_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } },
+  ]
+}
+
+/** The JSON Patch that injects the sidecar (the caller has checked `alreadyInjected`). */
+export function injectionPatch(pod: Pod, options: InjectionOptions): PatchOperation[] {
+  const chosen = sidecarOptions(pod, options.annotations, options.settings)
+  const patch: PatchOperation[] = []
+  const spec = pod.spec ?? {}
+  const sidecar = sidecarContainer(options, chosen)
+  if (spec.initContainers && spec.initContainers.length > 0) patch.push({ op: 'add', path: '/spec/initContainers/0', value: sidecar })
+  else patch.push({ op: 'add', path: '/spec/initContainers', value: [sidecar] })
+  if (spec.volumes && spec.volumes.length > 0) for (const volume of sidecarVolumes()) patch.push({ op: 'add', path: '/spec/volumes/-', value: volume })
+  else patch.push({ op: 'add', path: '/spec/volumes', value: sidecarVolumes() })
+
+  const base = `http://127.0.0.1:${chosen.port}`
+  const wanted: EnvVar[] = [
+    { name: 'OPENAI_BASE_URL', value: `${base}/v1` },
+    { name: 'ANTHROPIC_BASE_URL', value: base },
+    { name: 'OPENAI_API_KEY', value: PLACEHOLDER_API_KEY },
+    { name: 'ANTHROPIC_API_KEY', value: PLACEHOLDER_API_KEY },
+  ]
+  ;(spec.containers ?? []).forEach((container, index) => {
+    // What the application sets itself wins: overriding a base URL is the container's choice.
+    const own = new Set((container.env ?? []).map((variable) => variable.name))
+    const added = wanted.filter((variable) => !own.has(variable.name))
+    if (added.length === 0) return
+    if (container.env === undefined) patch.push({ op: 'add', path: `/spec/containers/${index}/env`, value: added })
+    else for (const variable of added) patch.push({ op: 'add', path: `/spec/containers/${index}/env/-`, value: variable })
+  })
+
+  const marker = escapePointer(ANNOTATIONS.injected)
+  if (pod.metadata?.annotations === undefined) patch.push({ op: 'add', path: '/metadata/annotations', value: { [ANNOTATIONS.injected]: options.deploymentRef } })
+  else patch.push({ op: 'add', path: `/metadata/annotations/${marker}`, value: options.deploymentRef })
+  return patch
+}

@@ -1,0 +1,121 @@
+/**
+ * Sidecar start-up and idle memory, the two numbers sidecar mode promises (< 1 s to serve from the
+ * cached snapshot, < 80 MB resident when idle). A cache directory is prepared as a sidecar leaves
+ * it (the binding's slice sealed with the pod-local key, the confirmed identity), the control plane
+ * is unreachable (a closed loopback port), and `gatehouse sidecar` is started as the webhook
+ * writes it. Prints, per run: spawn → first chat completion answered on loopback (against the
+ * OpenAI simulator, no key), and the resident set after idling.
+ *
+ *   node test/bench/sidecar-start.ts [--runs 3] [--idle-ms 5000]
+ * BENCH_NODE_OPTIONS replaces the sidecar's NODE_OPTIONS; BENCH_LOG_LEVEL shows its log. Exits 1
+ * when a median misses its budget.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { SNAPSHOT_SCHEMA_VERSION, sidecarKeyHash } from '@gatehouse/gateway/snapshot'
+import { openSidecarCache } from '../../gateway/src/sidecar/local-cache.ts'
+import { persistSnapshot } from '../../gateway/src/sync/persisted.ts'
+import { freePort } from '../helpers/processes.ts'
+import { startOpenAISimulator } from '../simulators/openai.ts'
+import { readProcessMemory } from './procfs.ts'
+
+const GATEHOUSE_BIN = fileURLToPath(new URL('../../operator/bin/gatehouse.js', import.meta.url))
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, 'idle-ms': { type: 'string', default: '5000' } } })
+const runs = Number(values.runs)
+const idleMs = Number(values['idle-ms'])
+const BUDGET_START_MS = 1000
+const BUDGET_RSS_MB = 80
+
+const identity = { namespace: 'team-a', serviceAccount: 'app', podName: 'bench-0', workspaceId: 'ws-a' }
+
+async function prepareCache(directory: string, upstream: string): Promise<void> {
+  const cache = await openSidecarCache(directory)
+  await cache.saveIdentity(identity)
+  await persistSnapshot(cache.snapshotPath, cache.keyring, {
+    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+    generation: 1,
+    producedAt: new Date().toISOString(),
+    producedBy: { component: 'bench', version: '0' },
+    organizationId: 'org',
+    workspaces: [{ id: 'ws-a', slug: 'team-a', name: 'Team A', status: 'active', defaultConfigId: 'cfg' }],
+    apiKeys: [{ id: 'sidecar:team-a/app', hash: sidecarKeyHash(identity), type: 'workspace', subtype: 'service', workspaceId: 'ws-a', scopes: ['completions.write'], status: 'active' }],
+    providers: [{ id: 'p', slug: 'sim', name: 'sim', kind: 'openai', baseUrl: upstream, credentials: { apiKey: 'sk-bench' }, workspaceId: 'ws-a' }],
+    configs: [{ id: 'cfg', slug: 'routing', workspaceId: 'ws-a', config: { provider: '@sim' } }],
+  })
+}
+
+async function chat(url: string): Promise<number> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  await response.arrayBuffer()
+  return response.status
+}
+
+async function oneRun(upstream: string): Promise<{ startMs: number; rssMb: number; hwmMb: number }> {
+  const directory = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-bench-'))
+  await prepareCache(directory, upstream)
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const started = performance.now()
+  const child = spawn(process.execPath, [GATEHOUSE_BIN, 'sidecar'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      // As the webhook writes it (operator/src/webhook/inject.ts).
+      NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=1',
+      GATEHOUSE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      // The control plane is down: the sidecar must serve from its cache alone.
+      GATEHOUSE_CONTROL_PLANE_URL: `http://127.0.0.1:${await freePort()}`,
+      GATEHOUSE_SIDECAR_DEPLOYMENT: 'ai-config/ai',
+      GATEHOUSE_SIDECAR_TOKEN_FILE: join(directory, 'absent-token'),
+      GATEHOUSE_SNAPSHOT_CACHE: directory,
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_HEALTH_HOST: '127.0.0.1',
+      GATEHOUSE_HEALTH_PORT: '0',
+    },
+    stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
+  })
+  try {
+    let startMs = -1
+    while (performance.now() - started < 60_000) {
+      const status = await chat(url).catch(() => 0)
+      if (status === 200) {
+        startMs = performance.now() - started
+        break
+      }
+      if (status !== 0) throw new Error(`the sidecar answered HTTP ${status}`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    if (startMs < 0) throw new Error('the sidecar did not serve within 60 s')
+    await new Promise((resolve) => setTimeout(resolve, idleMs))
+    const memory = readProcessMemory(child.pid!)
+    return { startMs, rssMb: (memory?.rssKb ?? NaN) / 1024, hwmMb: (memory?.hwmKb ?? NaN) / 1024 }
+  } finally {
+    child.kill('SIGTERM')
+    await new Promise((resolve) => child.once('exit', resolve))
+    await rm(directory, { recursive: true, force: true })
+  }
+}
+
+const simulator = await startOpenAISimulator({ chunks: 2 })
+try {
+  const results = []
+  for (let run = 0; run < runs; run++) results.push(await oneRun(simulator.baseUrl))
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!
+  for (const [index, result] of results.entries()) {
+    process.stdout.write(`run ${index + 1}: first answer ${result.startMs.toFixed(0)} ms after spawn; idle RSS ${result.rssMb.toFixed(1)} MB (peak ${result.hwmMb.toFixed(1)} MB)\n`)
+  }
+  const startMs = median(results.map((r) => r.startMs))
+  const rssMb = median(results.map((r) => r.rssMb))
+  process.stdout.write(`median: serving from the cached snapshot in ${startMs.toFixed(0)} ms (budget ${BUDGET_START_MS}), idle RSS ${rssMb.toFixed(1)} MB (budget ${BUDGET_RSS_MB})\n`)
+  if (startMs >= BUDGET_START_MS || rssMb >= BUDGET_RSS_MB) process.exitCode = 1
+} finally {
+  await simulator.close()
+}
