@@ -35,7 +35,7 @@ export const rotationPolicySchema = z.strictObject({
   key_transition_period_ms: z.int().min(MIN_KEY_TRANSITION_MS, 'key_transition_period_ms must be at least 1800000 (30 minutes)').optional(),
 }).superRefine((value, ctx) => {
   if ((value.rotation_period === undefined) === (value.next_rotation_at === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'give exactly one of rotation_period and next_rotation_at' })
+    ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'give exactly one of rotation_period (a recurring rotation) and next_rotation_at (a one-time rotation); they are mutually exclusive' })
   }
   if (value.rotation_period && value.key_transition_period_ms !== undefined && value.key_transition_period_ms >= ROTATION_PERIOD_MS[value.rotation_period]) {
     ctx.addIssue({ code: 'custom', path: ['key_transition_period_ms'], message: 'key_transition_period_ms must be shorter than the rotation period' })
@@ -293,6 +293,16 @@ export async function updateApiKey(store: Store, principal: Principal, id: strin
   return updated
 }
 
+/**
+ * What a rotation at `now` leaves scheduled: a period policy schedules the next one from now; a
+ * one-shot next_rotation_at is consumed by the rotation it scheduled, but survives an earlier
+ * manual rotation (the owner asked for a rotation on that date, not for one rotation in total).
+ */
+function nextRotationAfter(key: ApiKeyRecord, now: Date): string | null {
+  if (key.rotationPolicy?.rotation_period) return nextRotationAt(key.rotationPolicy, now)
+  return key.nextRotationAt !== null && new Date(key.nextRotationAt).getTime() > now.getTime() ? key.nextRotationAt : null
+}
+
 export interface RotatedKey {
   key: ApiKeyRecord
   rawKey: string
@@ -311,8 +321,7 @@ export async function rotateKeyRecord(store: Store, pepper: string, key: ApiKeyR
     keyHash: hashApiKey(rawKey, pepper),
     keyHint: apiKeyHint(rawKey),
     transitionEndsAt,
-    // A period policy schedules the next rotation; a one-shot next_rotation_at is consumed.
-    nextRotationAt: nextRotationAt(key.rotationPolicy, now),
+    nextRotationAt: nextRotationAfter(key, now),
     now: now.toISOString(),
     expectedKeyHash: key.keyHash,
   })
