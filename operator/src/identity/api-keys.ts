@@ -164,6 +164,27 @@ async function activeWorkspace(tx: Repositories, principal: Principal, idOrSlug:
   return lock ? (await tx.workspaces.lock(principal.organizationId, found.id))! : found
 }
 
+/** Keys minted by keys minted by ... a user: how far back a service key's user is looked for. */
+const MAX_CREATOR_HOPS = 8
+
+/**
+ * The user a calling service key acts for: the user who created it, directly or through the keys
+ * that created it (created_by holds a user id or a key id). Null when the chain ends at no user
+ * (the bootstrap key, a key whose creator is gone).
+ */
+async function callingKeyUser(tx: Repositories, principal: Principal): Promise<string | null> {
+  let keyId = principal.via === 'api_key' ? principal.keyId : null
+  for (let hop = 0; keyId !== null && hop < MAX_CREATOR_HOPS; hop += 1) {
+    const key = await tx.apiKeys.get(principal.organizationId, keyId)
+    if (!key) return null
+    if (key.userId) return key.userId
+    if (!key.createdBy) return null
+    if (await tx.users.get(principal.organizationId, key.createdBy)) return key.createdBy
+    keyId = key.createdBy
+  }
+  return null
+}
+
 export interface CreatedKey {
   key: ApiKeyRecord
   rawKey: string
@@ -198,8 +219,9 @@ export async function createApiKey(
 
     let userId: string | null = null
     if (subtype === 'user') {
-      userId = body.user_id ?? principal.user?.id ?? null
-      if (!userId) throw invalid('user_id', 'user_id is required for a user key')
+      // The spec: without user_id the key is the caller's own; user_id is the on-behalf-of case.
+      userId = body.user_id ?? principal.user?.id ?? await callingKeyUser(tx, principal)
+      if (!userId) throw invalid('user_id', 'user_id is required: the calling credential belongs to no user')
       const owner = await tx.users.get(organizationId, userId)
       if (!owner) throw invalid('user_id', 'user not found')
       if (type === 'admin' && owner.role === 'member') throw invalid('user_id', 'an organisation key can only belong to an owner or admin')
