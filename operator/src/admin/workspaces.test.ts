@@ -159,12 +159,12 @@ describe('organisation settings', () => {
   })
 
   it('merges security settings with workspace overrides', async () => {
-    const put = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { analytics_access: { view: 'admins_only' } } })
-    expect(put.json().security_settings.analytics_access.view).toBe('admins_only')
-    expect(put.json().security_settings.prompt_access.edit).toBe('managers_and_admins')
-    const bad = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { analytics_access: { view: 'everyone' } } })
+    const put = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { membersViewAnalytics: false } })
+    expect(put.json().security_settings.membersViewAnalytics).toBe(false)
+    expect(put.json().security_settings.membersWritePrompts).toBe(false)
+    const bad = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { membersViewAnalytics: 'everyone' } })
     expect(bad.statusCode).toBe(400)
-    const ws = await h.call('POST', '/v1/admin/workspaces', h.ownerKey, { name: 'Open', settings: { security_settings: { analytics_access: { view: 'all_members' } } } })
-    expect(ws.json().settings.security_settings.analytics_access.view).toBe('all_members')
+    const ws = await h.call('POST', '/v1/admin/workspaces', h.ownerKey, { name: 'Open', settings: { security_settings: { membersViewAnalytics: true } } })
+    expect(ws.json().settings.security_settings.membersViewAnalytics).toBe(true)
   })
 })

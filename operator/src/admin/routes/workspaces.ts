@@ -10,7 +10,7 @@ import { forbidden, invalid, notFound } from '../../errors.ts'
 import { requireCapability } from '../../identity/capabilities.ts'
 import { earliestReset, usageLimitsSchema, workspaceRateLimitSchema, type UsageLimits } from '../../identity/limits.ts'
 import type { Principal } from '../../identity/principal.ts'
-import { workspaceSettingsSchema } from '../../identity/settings.ts'
+import { normaliseSettings, workspaceSettingsSchema } from '../../identity/settings.ts'
 import type { MemberRecord, WorkspaceRecord } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
@@ -66,7 +66,7 @@ export function workspaceView(workspace: WorkspaceRecord, members?: MemberRecord
     defaults: { ...workspace.defaults, object: 'workspace' },
     usage_limits: workspace.usageLimits,
     rate_limits: workspace.rateLimits,
-    settings: workspace.settings,
+    settings: normaliseSettings(workspace.settings),
     next_usage_reset_at: workspace.nextUsageResetAt,
     last_reset_at: workspace.lastResetAt,
     managed_by: workspace.managedBy,
