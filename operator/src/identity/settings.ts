@@ -60,9 +60,9 @@ export function normaliseSecuritySettings(stored: unknown): unknown {
 }
 
 /** A settings document (organisation or workspace) with its security settings under the spec's names. */
-export function normaliseSettings(stored: unknown): unknown {
-  if (typeof stored !== 'object' || stored === null || !('security_settings' in stored)) return stored
-  return { ...stored, security_settings: normaliseSecuritySettings((stored as { security_settings: unknown }).security_settings) }
+export function normaliseSettings<T extends Record<string, unknown>>(stored: T): T {
+  if (!('security_settings' in stored)) return stored
+  return { ...stored, security_settings: normaliseSecuritySettings(stored.security_settings) }
 }
 
 export const apiKeySettingsSchema = z.strictObject({
@@ -115,7 +115,7 @@ export function mergeSettings<T>(base: T, override: unknown): T {
 
 /** Defaults <- organisation <- workspace. */
 export function effectiveSettings(organisation: unknown, workspace?: unknown): OrganisationSettings {
-  return mergeSettings(mergeSettings(DEFAULT_SETTINGS as OrganisationSettings, normaliseSettings(organisation)), normaliseSettings(workspace))
+  return mergeSettings(mergeSettings(DEFAULT_SETTINGS as OrganisationSettings, isPlainObject(organisation) ? normaliseSettings(organisation) : organisation), isPlainObject(workspace) ? normaliseSettings(workspace) : workspace)
 }
 
 export function maxSessionTtlSeconds(organisation: unknown): number {
