@@ -23,3 +23,7 @@ UPDATE workspaces SET settings = jsonb_set(settings, '{security_settings}', gate
   WHERE jsonb_typeof(settings -> 'security_settings') = 'object';
 
 DROP FUNCTION gatehouse_security_settings_0003(jsonb);
+
+-- Deployments carry the reference's deployment_config and auth_settings documents.
+ALTER TABLE deployments ADD COLUMN deployment_config jsonb NOT NULL DEFAULT '{}'::jsonb;
+ALTER TABLE deployments ADD COLUMN auth_settings jsonb NOT NULL DEFAULT '{}'::jsonb;
