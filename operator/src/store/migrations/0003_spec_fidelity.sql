@@ -27,3 +27,7 @@ DROP FUNCTION gatehouse_security_settings_0003(jsonb);
 -- Deployments carry the reference's deployment_config and auth_settings documents.
 ALTER TABLE deployments ADD COLUMN deployment_config jsonb NOT NULL DEFAULT '{}'::jsonb;
 ALTER TABLE deployments ADD COLUMN auth_settings jsonb NOT NULL DEFAULT '{}'::jsonb;
+
+-- Secret references may live in HashiCorp Vault (KV version 2).
+ALTER TABLE secret_references DROP CONSTRAINT secret_references_manager_type_check;
+ALTER TABLE secret_references ADD CONSTRAINT secret_references_manager_type_check CHECK (manager_type IN ('environment', 'kubernetes', 'hashicorp_vault'));
