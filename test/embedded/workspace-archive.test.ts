@@ -6,20 +6,13 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 import { startEmbedded, type EmbeddedGatehouse } from '../../operator/src/cli/embedded.ts'
+import { adminClient } from '../helpers/admin-client.ts'
 import { pollUntil } from '../helpers/processes.ts'
 
 const ADMIN_KEY = generateApiKey('admin')
 let gatehouse: EmbeddedGatehouse
 
-async function admin(path: string, method: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${gatehouse.url}${path}`, {
-    method,
-    headers: { 'x-gateway-api-key': ADMIN_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const text = await response.text()
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }
-}
+const admin = adminClient(() => gatehouse.url, ADMIN_KEY)
 
 beforeAll(async () => {
   gatehouse = await startEmbedded({ host: '127.0.0.1', port: 0, dataDir: null, resourceFiles: [], env: { GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY }, logger: pino({ level: 'silent' }) })
