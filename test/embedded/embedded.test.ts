@@ -14,6 +14,7 @@ import { startEmbedded, type EmbeddedGatehouse } from '../../operator/src/cli/em
 import { ResourceError } from '../../operator/src/resources/apply.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
+import { adminClient } from '../helpers/admin-client.ts'
 import { pollUntil, startGatehouse } from '../helpers/processes.ts'
 
 const ADMIN_KEY = generateApiKey('admin')
@@ -73,15 +74,7 @@ async function start(files: Record<string, string>, env: Record<string, string> 
   })
 }
 
-async function admin(path: string, method: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${gatehouse.url}${path}`, {
-    method,
-    headers: { 'x-gateway-api-key': ADMIN_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const text = await response.text()
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }
-}
+const admin = adminClient(() => gatehouse.url, ADMIN_KEY)
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'gatehouse-embedded-'))

@@ -7,7 +7,7 @@
  */
 import { GatewayError } from '../core/errors.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
-import { checkModelAllowed, parseModelReference, type CompiledProvider, type ProviderLookup, type RouteTarget } from './target.ts'
+import { checkModelAllowed, parseModelReference, resolveDirectTarget, type CompiledProvider, type ProviderLookup, type RouteTarget } from './target.ts'
 import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
 import type { ExecutableTarget } from './execute.ts'
 import { mapTargets, type PlanLeaf, type PlanNode, type ProviderRef } from './plan.ts'
@@ -62,17 +62,24 @@ function forwardedHeaders(provider: CompiledProvider, names: readonly string[], 
   return out
 }
 
-function bindLeaf(leaf: PlanLeaf<ProviderRef>, request: BindRequest): BoundTarget {
+/** The provider and model of a leaf: the one it names, or for a config naming none the request's. */
+function leafRoute(leaf: PlanLeaf<ProviderRef>, request: BindRequest): RouteTarget {
+  const pinned = leaf.settings.overrideParams?.model
+  const named = typeof pinned === 'string' ? pinned : request.model
   const { name, field } = leaf.target
+  if (field === 'request') return resolveDirectTarget(request.providers, request.workspaceId, request.headers, named)
   const found = request.providers.findProvider(request.workspaceId, name)
   if (!found) {
     throw new GatewayError('provider_not_found', `No provider '@${name}' is available to this workspace (${leaf.path}.${field})`, { param: `${leaf.path}.${field}` })
   }
-  const { settings } = leaf
-  const pinned = settings.overrideParams?.model
-  const named = typeof pinned === 'string' ? pinned : request.model
   const model = named === undefined ? '' : parseModelReference(named).model
   if (model !== '') checkModelAllowed(found, model)
+  return { provider: found, upstreamModel: model }
+}
+
+function bindLeaf(leaf: PlanLeaf<ProviderRef>, request: BindRequest): BoundTarget {
+  const { settings } = leaf
+  const { provider: found, upstreamModel: model } = leafRoute(leaf, request)
   const provider = settings.customHost ? withCustomHost(found, settings.customHost, leaf.path) : found
   return {
     // A custom host is a different upstream: its failures must not open the provider's own circuit.

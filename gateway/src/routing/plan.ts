@@ -17,10 +17,10 @@ import { DEFAULT_RETRY_STATUS_CODES, noRetries, type RetryPolicy } from './retry
 export type StrategyMode = 'single' | 'fallback' | 'loadbalance' | 'conditional'
 
 export interface ProviderRef {
-  /** Slug or id, without the `@`. */
+  /** Slug or id, without the `@`; empty when the request names the provider. */
   readonly name: string
-  /** The config field it came from, for error messages. */
-  readonly field: 'provider' | 'virtual_key'
+  /** The config field it came from, for error messages; `request` for a root config naming none. */
+  readonly field: 'provider' | 'virtual_key' | 'request'
 }
 
 export interface LeafSettings {
@@ -109,7 +109,9 @@ function inherit(parent: LeafSettings, node: ConfigNode): LeafSettings {
 
 function providerRef(node: ConfigNode): ProviderRef {
   if (node.provider !== undefined) return { name: node.provider.startsWith('@') ? node.provider.slice(1) : node.provider, field: 'provider' }
-  return { name: node.virtual_key!, field: 'virtual_key' }
+  if (node.virtual_key !== undefined) return { name: node.virtual_key, field: 'virtual_key' }
+  // Only a root config may name no provider (validateConfig): the request's headers or model do.
+  return { name: '', field: 'request' }
 }
 
 function planNode(node: ConfigNode, path: ReadonlyArray<string | number>, parent: LeafSettings): PlanNode<ProviderRef> {

@@ -18,6 +18,13 @@ describe('config schema', () => {
     })
   })
 
+  it('accepts a root config naming no provider (the request names it), but not an unnamed target in a strategy', () => {
+    expect(validateConfig({ retry: { attempts: 2 } })).toMatchObject({ ok: true, config: { retry: { attempts: 2 } } })
+    expect(validateConfig({ request_timeout: 1000, override_params: { max_tokens: 5 } }).ok).toBe(true)
+    expect(firstIssue({ strategy: { mode: 'fallback' }, targets: [{ provider: '@a' }, { strategy: { mode: 'single' }, targets: [{ retry: { attempts: 1 } }] }] }))
+      .toEqual({ path: 'config.targets[1].targets[0]', message: 'name a provider (@slug or virtual_key) or a strategy with targets' })
+  })
+
   it('accepts the issue example', () => {
     const result = validateConfig({
       strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.team': { $eq: 'search' } }, then: 'fast' }], default: 'cheap' },

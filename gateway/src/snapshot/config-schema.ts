@@ -265,7 +265,6 @@ export const configNode: z.ZodType<ConfigNode> = nodeShape.superRefine((node, co
   const isGroup = node.targets !== undefined || node.strategy !== undefined
   const names = node.provider !== undefined || node.virtual_key !== undefined
   if (isGroup && names) context.addIssue({ code: 'custom', path: ['provider'], message: 'a target names either a provider or strategy+targets, not both' })
-  if (!isGroup && !names) context.addIssue({ code: 'custom', path: [], message: 'name a provider (@slug or virtual_key) or a strategy with targets' })
   if (node.provider !== undefined && node.virtual_key !== undefined) context.addIssue({ code: 'custom', path: ['virtual_key'], message: 'name the provider once: provider or virtual_key' })
   if (node.targets !== undefined && node.strategy === undefined) context.addIssue({ code: 'custom', path: ['strategy'], message: 'targets need a strategy' })
   if (node.strategy !== undefined && node.targets === undefined) context.addIssue({ code: 'custom', path: ['targets'], message: 'a strategy needs targets' })
@@ -327,11 +326,26 @@ function cachedTargetPath(targets: readonly ConfigNode[], path: ReadonlyArray<st
 
 export type ConfigValidation = { ok: true; config: ConfigNode } | { ok: false; issues: ConfigIssue[] }
 
+/**
+ * Targets inside a strategy name their provider. Only the root may leave it out: then the config
+ * sets retries, timeouts and the like for whichever provider the request names (headers or an
+ * `@slug/model` model), as in `{"retry": {"attempts": 2}}`.
+ */
+function unnamedTargets(node: ConfigNode, path: Array<string | number>): ConfigIssue[] {
+  return (node.targets ?? []).flatMap((child, index) => {
+    const at = [...path, 'targets', index]
+    const named = child.provider !== undefined || child.virtual_key !== undefined || child.strategy !== undefined
+    return named ? unnamedTargets(child, at) : [{ path: at, message: 'name a provider (@slug or virtual_key) or a strategy with targets' }]
+  })
+}
+
 export function validateConfig(value: unknown): ConfigValidation {
   const parsed = configNode.safeParse(value)
   if (!parsed.success) {
     return { ok: false, issues: parsed.error.issues.map(toConfigIssue) }
   }
+  const unnamed = unnamedTargets(parsed.data, [])
+  if (unnamed.length > 0) return { ok: false, issues: unnamed }
   if (depthOf(parsed.data) > CONFIG_LIMITS.maxDepth) return { ok: false, issues: [{ path: ['targets'], message: `targets nest at most ${CONFIG_LIMITS.maxDepth} levels deep` }] }
   const nestedCache = cachedTargetPath(parsed.data.targets ?? [], ['targets'])
   if (nestedCache !== null) return { ok: false, issues: [{ path: [...nestedCache, 'cache'], message: 'set cache on the config itself; per-target caching is not supported' }] }

@@ -17,10 +17,11 @@ import { authenticate, credentialKind, extractCredential, type AuthenticatorDeps
 import { assertPepper, ensureOrganization } from '../identity/bootstrap.ts'
 import { JwtVerifier, type JwtOptions } from '../identity/jwt.ts'
 import type { Store } from '../store/index.ts'
-import { StoreUnavailableError } from '../store/errors.ts'
+import { isStoreOutage } from '../store/errors.ts'
 import { isMutating, recordAuthFailure, recordRequest, redact } from './audit.ts'
 import type { AdminContext } from './context.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
+import { unstorableTextError } from './storable-text.ts'
 
 export interface AdminAppDeps {
   store: Store
@@ -38,7 +39,8 @@ const BODY_LIMIT_BYTES = 1024 * 1024
 
 function toAdminError(error: unknown): AdminError {
   if (error instanceof AdminError) return error
-  if (error instanceof StoreUnavailableError) {
+  // Also a raw driver or socket error that escaped the store's wrapping: an outage is never a 500.
+  if (isStoreOutage(error)) {
     return new AdminError('dependency_unavailable', 'the admin store is unavailable; retry shortly', { headers: { 'retry-after': '2' } })
   }
   const fastifyError = error as Partial<FastifyError> & { code?: string }
@@ -116,6 +118,12 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
       request.authFailure = { mechanism: credential ? credentialKind(credential) : 'none', reason: failure.message }
       throw failure
     }
+  })
+
+  // One check for every route: text PostgreSQL cannot store is the client's 400, not a database 500.
+  app.addHook('preValidation', async (request) => {
+    const error = unstorableTextError(request)
+    if (error) throw error
   })
 
   app.addHook('onSend', async (request, reply, payload) => {

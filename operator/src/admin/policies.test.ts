@@ -159,7 +159,7 @@ describe('guardrails', () => {
       [check('default.inlineImageUrls', { maxSizeBytes: 0 }), 'checks[0].parameters.maxSizeBytes'],
       [check('default.inlineImageUrls', { timeoutMs: 120_001 }), 'checks[0].parameters.timeoutMs'],
       [check('default.inlineImageUrls', { failOnError: 'yes' }), 'checks[0].parameters.failOnError'],
-      [check('patronus.pii', { timeout: 0 }), 'checks[0].parameters.timeout'],
+      [check('patronus.pii', { policyId: 'p', timeout: 0 }), 'checks[0].parameters.timeout'],
       [check('default.requiredMetadataKeyPairs', { metadataPairs: {} }), 'checks[0].parameters.metadataPairs'],
       [check('default.requiredMetadataKeyPairs', { metadataPairs: { a: 'b' }, operator: 'some' }), 'checks[0].parameters.operator'],
       [check('default.allowedRequestTypes', { allowedTypes: ['teleport'] }), 'checks[0].parameters.allowedTypes[0]'],

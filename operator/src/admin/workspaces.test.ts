@@ -28,7 +28,18 @@ describe('workspaces', () => {
     expect((await h.call('PUT', `/v1/workspaces/${ws.id}`, h.ownerKey, { status: 'archived' })).statusCode).toBe(200)
     expect((await h.call('GET', '/v1/admin/workspaces', h.ownerKey)).json().data.map((w: { id: string }) => w.id)).not.toContain(ws.id)
     expect((await h.call('DELETE', `/v1/admin/workspaces/${ws.id}`, h.ownerKey)).statusCode).toBe(200)
-    expect((await h.call('GET', `/v1/admin/workspaces/${ws.id}`, h.ownerKey)).statusCode).toBe(404)
+    expect((await h.call('GET', `/v1/admin/workspaces/${ws.id}`, h.ownerKey)).json().status).toBe('archived')
+  })
+
+  it('archives on DELETE: kept, listed with ?status=archived only, and refused new keys', async () => {
+    const ws = await h.workspace('Archive me')
+    expect((await h.call('DELETE', `/v1/workspaces/${ws.id}`, h.ownerKey)).statusCode).toBe(200)
+    const ids = async (query: string) => (await h.call('GET', `/v1/admin/workspaces?${query}`, h.ownerKey)).json().data.map((w: { id: string }) => w.id)
+    expect(await ids('status=archived')).toContain(ws.id)
+    expect(await ids('')).not.toContain(ws.id)
+    expect((await h.store.workspaces.get(h.orgId, ws.id))!.status).toBe('archived')
+    const key = await h.call('POST', '/v1/api-keys/workspace/service', h.ownerKey, { name: 'late', workspace_id: ws.id, scopes: ['completions.write'] })
+    expect(key.statusCode).toBe(409)
   })
 
   it('filters by status (archived only for owners and admins) and by name (substring and strict)', async () => {
@@ -36,7 +47,7 @@ describe('workspaces', () => {
     const b = (await h.workspace('Filter Beta')).id
     await h.call('PUT', `/v1/admin/workspaces/${b}`, h.ownerKey, { status: 'archived' })
     const ids = async (query: string, key = h.ownerKey) => (await h.call('GET', `/v1/admin/workspaces?${query}`, key)).json().data.map((w: { id: string }) => w.id)
-    expect(await ids('status=archived')).toEqual([b])
+    expect(await ids('status=archived&name=Filter')).toEqual([b])
     expect(await ids('status=active,archived&name=Filter')).toEqual([a, b])
     expect(await ids('name=filter')).toEqual([])
     expect(await ids('exact_name=Filter')).toEqual([])
@@ -148,12 +159,12 @@ describe('organisation settings', () => {
   })
 
   it('merges security settings with workspace overrides', async () => {
-    const put = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { analytics_access: { view: 'admins_only' } } })
-    expect(put.json().security_settings.analytics_access.view).toBe('admins_only')
-    expect(put.json().security_settings.prompt_access.edit).toBe('managers_and_admins')
-    const bad = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { analytics_access: { view: 'everyone' } } })
+    const put = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { membersViewAnalytics: false } })
+    expect(put.json().security_settings.membersViewAnalytics).toBe(false)
+    expect(put.json().security_settings.membersWritePrompts).toBe(false)
+    const bad = await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { security_settings: { membersViewAnalytics: 'everyone' } })
     expect(bad.statusCode).toBe(400)
-    const ws = await h.call('POST', '/v1/admin/workspaces', h.ownerKey, { name: 'Open', settings: { security_settings: { analytics_access: { view: 'all_members' } } } })
-    expect(ws.json().settings.security_settings.analytics_access.view).toBe('all_members')
+    const ws = await h.call('POST', '/v1/admin/workspaces', h.ownerKey, { name: 'Open', settings: { security_settings: { membersViewAnalytics: true } } })
+    expect(ws.json().settings.security_settings.membersViewAnalytics).toBe(true)
   })
 })

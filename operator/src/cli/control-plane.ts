@@ -11,6 +11,7 @@ import { parseKeyring } from '@gatehouse/gateway/snapshot'
 import { buildAdminApp } from '../admin/app.ts'
 import { DeploymentPublishers } from '../compile/deployment-publishers.ts'
 import { secretReader, type KubernetesSecretSource } from '../compile/secrets.ts'
+import { vaultSettingsFromEnv } from '../compile/vault.ts'
 import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
@@ -86,10 +87,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const bootstrap = await ensureBootstrapAdminKey(store, secrets.keyPepper, env.GATEHOUSE_ADMIN_API_KEY)
     await applyResources(store, { organizationId: organization.id, managedBy: 'file', ...fileSecretResolver(files, env) }, files.resources)
 
-    // Secret references: environment variables, and Kubernetes Secret keys: from the cluster when
-    // the operator runs, else from the resources files' v1/Secret objects.
+    // Secret references: environment variables, Vault KV v2 secrets (GATEHOUSE_VAULT_ADDR/TOKEN),
+    // and Kubernetes Secret keys: from the cluster when the operator runs, else from the
+    // resources files' v1/Secret objects.
     const fileSecrets = fileSecretResolver(files, env)
-    const readSecret = secretReader({ env, kubernetes: options.kubernetesSecrets ?? (({ name, key }) => fileSecrets.resolveSecret({ name, key })) })
+    const readSecret = secretReader({ env, vault: vaultSettingsFromEnv(env), kubernetes: options.kubernetesSecrets ?? (({ name, key }) => fileSecrets.resolveSecret({ name, key })) })
     const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation, readSecret }), {
       onError: (error) => logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one'),
     })

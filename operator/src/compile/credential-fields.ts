@@ -27,6 +27,8 @@ const OPTION_FIELDS: Readonly<Record<string, string>> = {
   azure_auth_mode: 'authMode',
   azure_entra_tenant_id: 'tenantId',
   azure_entra_client_id: 'clientId',
+  // The token scope the Azure signer asks Entra ID for (default: Cognitive Services).
+  azure_entra_scope: 'entraScope',
   azure_managed_client_id: 'managedClientId',
   azure_foundry_url: 'foundryUrl',
   aws_region: 'region',

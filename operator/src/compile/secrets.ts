@@ -8,6 +8,7 @@
 import { SECRETS, type KubeClient } from '../kube/client.ts'
 import type { SecretMapping, SecretReferenceRecord } from '../store/index.ts'
 import { gatewayFieldName, isSecretField } from './credential-fields.ts'
+import { readVaultSecret, type VaultSettings } from './vault.ts'
 
 export interface SecretLocation {
   managerType: SecretReferenceRecord['managerType']
@@ -36,10 +37,16 @@ export type KubernetesSecretSource = (reference: KubernetesSecretKey) => Promise
  * Environment references from `env`; Kubernetes references from `kubernetes` (the resource
  * files' v1/Secret objects in embedded mode, the cluster's Secrets in cluster mode).
  */
-export function secretReader(options: { env?: NodeJS.ProcessEnv; kubernetes?: KubernetesSecretSource }): SecretReader {
+export function secretReader(options: { env?: NodeJS.ProcessEnv; kubernetes?: KubernetesSecretSource; vault?: VaultSettings | null }): SecretReader {
   const fromEnv = environmentSecretReader(options.env)
   return async (location) => {
     if (location.managerType === 'environment') return fromEnv(location)
+    if (location.managerType === 'hashicorp_vault') {
+      if (!options.vault || !location.key) return null
+      // An unreadable secret disables what uses it (reported by resolveSecretMappings); the
+      // snapshot still compiles.
+      return readVaultSecret(options.vault, location.path, location.key).catch(() => null)
+    }
     if (!options.kubernetes || !location.key) return null
     const slash = location.path.indexOf('/')
     const reference = slash === -1
@@ -73,9 +80,9 @@ export interface ResolvedFields {
 }
 
 function describe(location: SecretLocation): string {
-  return location.managerType === 'environment'
-    ? `environment variable ${location.path} is not set`
-    : `Kubernetes Secret ${location.path}${location.key ? ` key ${location.key}` : ''} could not be read`
+  if (location.managerType === 'environment') return `environment variable ${location.path} is not set`
+  if (location.managerType === 'hashicorp_vault') return `Vault secret ${location.path} key ${location.key ?? '(none)'} could not be read (missing, refused, or no Vault configured)`
+  return `Kubernetes Secret ${location.path}${location.key ? ` key ${location.key}` : ''} could not be read`
 }
 
 /** Picks `field` out of a JSON secret value; null when absent. */
@@ -112,9 +119,9 @@ export async function resolveSecretMappings(
       out.problems.push(`${mapping.target_field}: secret reference ${reference.slug} is not shared with this workspace`)
       continue
     }
-    // Kubernetes: the mapping's secret_key names the Secret's key (default: the reference's).
+    // Kubernetes and Vault: the mapping's secret_key names the secret's key (default: the reference's).
     // Environment: a secret_key picks a field of a JSON value.
-    const kubernetes = reference.managerType === 'kubernetes'
+    const kubernetes = reference.managerType === 'kubernetes' || reference.managerType === 'hashicorp_vault'
     const location: SecretLocation = {
       managerType: reference.managerType,
       path: reference.secretPath,

@@ -35,7 +35,7 @@ export const rotationPolicySchema = z.strictObject({
   key_transition_period_ms: z.int().min(MIN_KEY_TRANSITION_MS, 'key_transition_period_ms must be at least 1800000 (30 minutes)').optional(),
 }).superRefine((value, ctx) => {
   if ((value.rotation_period === undefined) === (value.next_rotation_at === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'give exactly one of rotation_period and next_rotation_at' })
+    ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'give exactly one of rotation_period (a recurring rotation) and next_rotation_at (a one-time rotation); they are mutually exclusive' })
   }
   if (value.rotation_period && value.key_transition_period_ms !== undefined && value.key_transition_period_ms >= ROTATION_PERIOD_MS[value.rotation_period]) {
     ctx.addIssue({ code: 'custom', path: ['key_transition_period_ms'], message: 'key_transition_period_ms must be shorter than the rotation period' })
@@ -164,6 +164,27 @@ async function activeWorkspace(tx: Repositories, principal: Principal, idOrSlug:
   return lock ? (await tx.workspaces.lock(principal.organizationId, found.id))! : found
 }
 
+/** Keys minted by keys minted by ... a user: how far back a service key's user is looked for. */
+const MAX_CREATOR_HOPS = 8
+
+/**
+ * The user a calling service key acts for: the user who created it, directly or through the keys
+ * that created it (created_by holds a user id or a key id). Null when the chain ends at no user
+ * (the bootstrap key, a key whose creator is gone).
+ */
+async function callingKeyUser(tx: Repositories, principal: Principal): Promise<string | null> {
+  let keyId = principal.via === 'api_key' ? principal.keyId : null
+  for (let hop = 0; keyId !== null && hop < MAX_CREATOR_HOPS; hop += 1) {
+    const key = await tx.apiKeys.get(principal.organizationId, keyId)
+    if (!key) return null
+    if (key.userId) return key.userId
+    if (!key.createdBy) return null
+    if (await tx.users.get(principal.organizationId, key.createdBy)) return key.createdBy
+    keyId = key.createdBy
+  }
+  return null
+}
+
 export interface CreatedKey {
   key: ApiKeyRecord
   rawKey: string
@@ -198,8 +219,9 @@ export async function createApiKey(
 
     let userId: string | null = null
     if (subtype === 'user') {
-      userId = body.user_id ?? principal.user?.id ?? null
-      if (!userId) throw invalid('user_id', 'user_id is required for a user key')
+      // The spec: without user_id the key is the caller's own; user_id is the on-behalf-of case.
+      userId = body.user_id ?? principal.user?.id ?? await callingKeyUser(tx, principal)
+      if (!userId) throw invalid('user_id', 'user_id is required: the calling credential belongs to no user')
       const owner = await tx.users.get(organizationId, userId)
       if (!owner) throw invalid('user_id', 'user not found')
       if (type === 'admin' && owner.role === 'member') throw invalid('user_id', 'an organisation key can only belong to an owner or admin')
@@ -293,6 +315,16 @@ export async function updateApiKey(store: Store, principal: Principal, id: strin
   return updated
 }
 
+/**
+ * What a rotation at `now` leaves scheduled: a period policy schedules the next one from now; a
+ * one-shot next_rotation_at is consumed by the rotation it scheduled, but survives an earlier
+ * manual rotation (the owner asked for a rotation on that date, not for one rotation in total).
+ */
+function nextRotationAfter(key: ApiKeyRecord, now: Date): string | null {
+  if (key.rotationPolicy?.rotation_period) return nextRotationAt(key.rotationPolicy, now)
+  return key.nextRotationAt !== null && new Date(key.nextRotationAt).getTime() > now.getTime() ? key.nextRotationAt : null
+}
+
 export interface RotatedKey {
   key: ApiKeyRecord
   rawKey: string
@@ -311,8 +343,7 @@ export async function rotateKeyRecord(store: Store, pepper: string, key: ApiKeyR
     keyHash: hashApiKey(rawKey, pepper),
     keyHint: apiKeyHint(rawKey),
     transitionEndsAt,
-    // A period policy schedules the next rotation; a one-shot next_rotation_at is consumed.
-    nextRotationAt: nextRotationAt(key.rotationPolicy, now),
+    nextRotationAt: nextRotationAfter(key, now),
     now: now.toISOString(),
     expectedKeyHash: key.keyHash,
   })

@@ -32,7 +32,8 @@ interface Rule {
   organisationOnly: boolean
   /** Refused to admin keys whatever their scopes (feedback belongs to a workspace's traffic). */
   workspaceCredentialOnly?: boolean
-  scope: (action: Action) => string
+  /** The scope(s) granting `action`; holding any one of them is enough. */
+  scope: (action: Action) => string | readonly string[]
 }
 
 const RULES: Record<Capability, Rule> = {
@@ -40,7 +41,8 @@ const RULES: Record<Capability, Rule> = {
   workspaces: { organisationOnly: true, scope: (a) => `workspaces.${a}` },
   users: { organisationOnly: true, scope: (a) => `organisation_users.${a}` },
   configs: { organisationOnly: false, scope: (a) => `configs.${a}` },
-  providers: { organisationOnly: false, scope: (a) => `providers.${a}` },
+  // Providers were called virtual keys; keys minted with the older scope names keep their rights.
+  providers: { organisationOnly: false, scope: (a) => [`providers.${a}`, `virtual_keys.${a}`] },
   analytics: { organisationOnly: false, scope: () => 'analytics.view' },
   feedback: { organisationOnly: false, workspaceCredentialOnly: true, scope: () => 'logs.write' },
   audit_logs: { organisationOnly: true, scope: () => 'audit_logs.list' },
@@ -52,7 +54,8 @@ export function can(principal: Principal, capability: Capability, action: Action
   if (rule.workspaceCredentialOnly && principal.keyType === 'admin') return false
   const target = rule.organisationOnly ? null : workspaceId ?? principal.workspaceId
   if (rule.organisationOnly && !principal.isOrganisationLevel) return false
-  return principal.has(rule.scope(action), target)
+  const scopes = rule.scope(action)
+  return (typeof scopes === 'string' ? [scopes] : scopes).some((scope) => principal.has(scope, target))
 }
 
 /** Throws AB03 (403) when `can` says no. */

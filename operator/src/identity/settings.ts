@@ -3,7 +3,8 @@
  *
  * - session_settings.max_session_ttl: seconds, at least 900. A session is a JWT; its start is the
  *   `auth_time` claim when present, else `iat`. Older sessions are refused.
- * - security_settings: who may see request/response data, prompts and analytics. Workspaces may
+ * - security_settings: the spec's membersViewAllData, managersViewAllData, members/managers
+ *   View/WritePrompts and members/managersViewAnalytics flags (defaults below). Workspaces may
  *   override each of these.
  * - api_key_settings: per-workspace cap on user keys, default and maximum expiry of user keys.
  *   Workspaces may override these too.
@@ -13,23 +14,56 @@ import { z } from 'zod'
 export const MIN_SESSION_TTL_SECONDS = 900
 export const DEFAULT_SESSION_TTL_SECONDS = 86_400
 
-const visibility = z.enum(['all_members', 'managers_and_admins', 'admins_only'])
+/**
+ * The spec's security settings: who below organisation owner and admin (who always see and do
+ * everything) may see request and response data, view or write prompts, and view analytics.
+ */
+export const SECURITY_SETTING_DEFAULTS = {
+  membersViewAllData: true,
+  managersViewAllData: true,
+  membersViewPrompts: true,
+  membersWritePrompts: false,
+  managersViewPrompts: true,
+  managersWritePrompts: true,
+  membersViewAnalytics: true,
+  managersViewAnalytics: true,
+} as const
 
-export const securitySettingsSchema = z.strictObject({
-  data_visibility: z.strictObject({
-    /** Who may read request and response bodies in logs. */
-    request_response_bodies: visibility.optional(),
-    /** Mask bodies in log views for everyone below the chosen level. */
-    mask_bodies: z.boolean().optional(),
-  }).optional(),
-  prompt_access: z.strictObject({
-    view: visibility.optional(),
-    edit: visibility.optional(),
-  }).optional(),
-  analytics_access: z.strictObject({
-    view: visibility.optional(),
-  }).optional(),
-})
+export const securitySettingsSchema = z.strictObject(
+  Object.fromEntries(Object.keys(SECURITY_SETTING_DEFAULTS).map((name) => [name, z.boolean().optional()])) as Record<keyof typeof SECURITY_SETTING_DEFAULTS, z.ZodOptional<z.ZodBoolean>>,
+)
+
+type Visibility = 'all_members' | 'managers_and_admins' | 'admins_only'
+
+function visibilityFlags(level: unknown, members: string, managers: string): Record<string, boolean> {
+  if (level !== 'all_members' && level !== 'managers_and_admins' && level !== 'admins_only') return {}
+  const shown = level as Visibility
+  return { [members]: shown === 'all_members', [managers]: shown !== 'admins_only' }
+}
+
+/**
+ * Security settings stored under the earlier names (data_visibility, prompt_access,
+ * analytics_access with visibility levels) read as the spec's flags. Migration 0003 rewrites
+ * stored documents; this keeps any document written since by an older replica readable.
+ */
+export function normaliseSecuritySettings(stored: unknown): unknown {
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return stored
+  const { data_visibility: data, prompt_access: prompts, analytics_access: analytics, ...current } = stored as Record<string, Record<string, unknown> | undefined>
+  if (data === undefined && prompts === undefined && analytics === undefined) return stored
+  return {
+    ...visibilityFlags(data?.request_response_bodies, 'membersViewAllData', 'managersViewAllData'),
+    ...visibilityFlags(prompts?.view, 'membersViewPrompts', 'managersViewPrompts'),
+    ...visibilityFlags(prompts?.edit, 'membersWritePrompts', 'managersWritePrompts'),
+    ...visibilityFlags(analytics?.view, 'membersViewAnalytics', 'managersViewAnalytics'),
+    ...current,
+  }
+}
+
+/** A settings document (organisation or workspace) with its security settings under the spec's names. */
+export function normaliseSettings<T extends Record<string, unknown>>(stored: T): T {
+  if (!('security_settings' in stored)) return stored
+  return { ...stored, security_settings: normaliseSecuritySettings(stored.security_settings) }
+}
 
 export const apiKeySettingsSchema = z.strictObject({
   user_keys_per_workspace_max: z.int().min(0).max(100_000).nullable().optional(),
@@ -60,11 +94,7 @@ export type ApiKeySettings = z.infer<typeof apiKeySettingsSchema>
 
 export const DEFAULT_SETTINGS = {
   session_settings: { max_session_ttl: DEFAULT_SESSION_TTL_SECONDS },
-  security_settings: {
-    data_visibility: { request_response_bodies: 'all_members', mask_bodies: false },
-    prompt_access: { view: 'all_members', edit: 'managers_and_admins' },
-    analytics_access: { view: 'all_members' },
-  },
+  security_settings: SECURITY_SETTING_DEFAULTS,
   api_key_settings: { user_keys_per_workspace_max: null, user_key_default_expiry_days: null, user_key_max_expiry_days: null },
 } as const satisfies OrganisationSettings
 
@@ -85,7 +115,7 @@ export function mergeSettings<T>(base: T, override: unknown): T {
 
 /** Defaults <- organisation <- workspace. */
 export function effectiveSettings(organisation: unknown, workspace?: unknown): OrganisationSettings {
-  return mergeSettings(mergeSettings(DEFAULT_SETTINGS as OrganisationSettings, organisation), workspace)
+  return mergeSettings(mergeSettings(DEFAULT_SETTINGS as OrganisationSettings, isPlainObject(organisation) ? normaliseSettings(organisation) : organisation), isPlainObject(workspace) ? normaliseSettings(workspace) : workspace)
 }
 
 export function maxSessionTtlSeconds(organisation: unknown): number {

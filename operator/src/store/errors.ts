@@ -12,14 +12,39 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** SQLSTATE classes that mean "the server or the connection", not "the statement". */
-const UNAVAILABLE_CLASSES = ['08', '53', '57']
+/**
+ * SQLSTATE classes that mean "the server or the connection", not "the statement": connection
+ * exceptions, insufficient resources, operator intervention (shutdown, terminated backend),
+ * system errors, and failing to log in.
+ */
+const UNAVAILABLE_CLASSES = ['08', '28', '53', '57', '58']
+/** The store's database no longer exists (dropped under a running process): an outage, not a bad statement. */
+const UNAVAILABLE_CODES = ['3D000']
 
-export function isUnavailable(error: unknown): boolean {
+function sqlState(error: unknown): string | null {
   const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return UNAVAILABLE_CLASSES.includes(code.slice(0, 2))
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null
+}
+
+/** Whether an error raised by a database driver call is about reachability (see `rethrow`). */
+export function isUnavailable(error: unknown): boolean {
+  const code = sqlState(error)
+  if (code) return UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_CODES.includes(code)
   // No SQLSTATE: a network-level failure (ECONNREFUSED, ECONNRESET, "Connection terminated", pool closed).
   return true
+}
+
+/**
+ * Whether an arbitrary error (one that may not come from a driver call at all) says the store is
+ * unreachable: a StoreUnavailableError, an outage SQLSTATE, or a socket-level error code. Unlike
+ * `isUnavailable`, an error without any code is not assumed to be an outage.
+ */
+export function isStoreOutage(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true
+  const code = sqlState(error)
+  if (code) return UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_CODES.includes(code)
+  const errno = (error as { code?: unknown } | null)?.code
+  return typeof errno === 'string' && /^E(CONN|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT|NOTFOUND|AI_AGAIN)/.test(errno)
 }
 
 /** Re-throws `error`, as StoreUnavailableError when it is about reachability. */

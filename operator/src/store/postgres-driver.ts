@@ -84,9 +84,10 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
     async transaction(fn) {
       const client = await pool.connect().catch(rethrow)
       try {
-        await client.query('BEGIN')
+        // BEGIN and COMMIT fail like any statement when the server goes away mid-request.
+        await client.query('BEGIN').catch(rethrow)
         const result = await fn(executorOf(client))
-        await client.query('COMMIT')
+        await client.query('COMMIT').catch(rethrow)
         return result
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {})

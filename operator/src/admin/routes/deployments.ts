@@ -18,6 +18,28 @@ import { descriptionSchema, nameSchema, refuseManaged, slugFromName, slugSchema,
 
 const typeSchema = z.enum(['production', 'non-production', 'non_production']).transform((type): DeploymentType => (type === 'production' ? 'production' : 'non-production'))
 
+const url = z.url({ protocol: /^https?$/ }).max(2048)
+/**
+ * The reference's auth_settings. workspaces_allowed is the deployment's workspace restriction
+ * (the same list as allowed_workspaces); the other fields are stored and answered for the
+ * deployment's own tooling, not interpreted by the control plane.
+ */
+const authSettingsSchema = z.strictObject({
+  gateway_base_url: url.nullable().optional(),
+  mcp_gateway_base_url: url.nullable().optional(),
+  private_link_endpoint: z.string().max(2048).nullable().optional(),
+  use_private_link_proxy: z.boolean().optional(),
+  is_dataservice_hosted: z.boolean().optional(),
+  is_playground_proxy_allowed: z.boolean().optional(),
+  disable_portkey_gateway: z.boolean().optional(),
+  jwt_sub_workspace_mapping: z.record(z.string().min(1).max(255), workspaceRefSchema).refine((m) => Object.keys(m).length <= 1000, 'at most 1000 mappings').optional(),
+  jwt_subs_allowed: z.array(z.string().min(1).max(255)).max(1000).optional(),
+  workspaces_allowed: z.array(workspaceRefSchema).max(1000).optional(),
+})
+/** Free-form deployment settings (the reference leaves its shape open); bounded in size. */
+const deploymentConfigSchema = z.record(z.string().min(1).max(255), z.unknown())
+  .refine((config) => JSON.stringify(config).length <= 64 * 1024, 'deployment_config must be at most 64 KiB of JSON')
+
 const fields = {
   name: nameSchema,
   description: descriptionSchema.optional(),
@@ -28,6 +50,8 @@ const fields = {
   allow_all_workspaces: z.boolean().optional(),
   allowed_workspaces: z.array(workspaceRefSchema).max(1000).optional(),
   workspaces_allowed: z.array(workspaceRefSchema).max(1000).optional(),
+  deployment_config: deploymentConfigSchema.optional(),
+  auth_settings: authSettingsSchema.optional(),
 }
 
 const createSchema = z.strictObject({ ...fields, slug: slugSchema.optional() })
@@ -53,6 +77,8 @@ export function deploymentView(deployment: DeploymentRecord, configSlug: string 
     config: configSlug,
     allow_all_workspaces: deployment.allowAllWorkspaces,
     allowed_workspaces: deployment.allowedWorkspaceIds,
+    deployment_config: deployment.deploymentConfig,
+    auth_settings: { ...deployment.authSettings, workspaces_allowed: deployment.allowedWorkspaceIds },
     status: deployment.status,
     managed_by: deployment.managedBy,
     created_at: deployment.createdAt,
@@ -99,14 +125,27 @@ export function deploymentRoutes(app: FastifyInstance, ctx: AdminContext): void 
 
   /** allow_all_workspaces and a workspace list are alternatives. */
   async function workspacesOf(organizationId: string, body: z.infer<typeof updateSchema>): Promise<{ allowAll?: boolean; ids?: string[] }> {
-    const list = body.allowed_workspaces ?? body.workspaces_allowed
-    const param = body.allowed_workspaces !== undefined ? 'allowed_workspaces' : 'workspaces_allowed'
+    const list = body.allowed_workspaces ?? body.workspaces_allowed ?? body.auth_settings?.workspaces_allowed
+    const param = body.allowed_workspaces !== undefined ? 'allowed_workspaces' : body.workspaces_allowed !== undefined ? 'workspaces_allowed' : 'auth_settings.workspaces_allowed'
     if (list !== undefined && list.length > 0 && body.allow_all_workspaces === true) {
       throw invalid(param, `${param}: give either allow_all_workspaces: true or a list of workspaces, not both`)
     }
     if (list !== undefined && list.length > 0) return { allowAll: false, ids: await workspaceIds(ctx, organizationId, list, param) }
     if (body.allow_all_workspaces === true) return { allowAll: true, ids: [] }
     return { allowAll: body.allow_all_workspaces, ids: list }
+  }
+
+  /** auth_settings as stored: workspace restriction kept in its own column, mapped workspaces checked. */
+  async function authSettingsOf(organizationId: string, settings: z.infer<typeof authSettingsSchema> | undefined): Promise<Record<string, unknown> | undefined> {
+    if (settings === undefined) return undefined
+    const { workspaces_allowed: _restriction, ...stored } = settings
+    const mapping = stored.jwt_sub_workspace_mapping
+    if (mapping) {
+      const subjects = Object.keys(mapping)
+      const ids = await Promise.all(subjects.map((subject) => workspaceIds(ctx, organizationId, [mapping[subject]!], `auth_settings.jwt_sub_workspace_mapping.${subject}`)))
+      stored.jwt_sub_workspace_mapping = Object.fromEntries(subjects.map((subject, index) => [subject, ids[index]![0]!]))
+    }
+    return stored
   }
 
   app.post('/', async (request) => {
@@ -126,6 +165,8 @@ export function deploymentRoutes(app: FastifyInstance, ctx: AdminContext): void 
       configId: (await configIdOf(org, body)) ?? null,
       allowAllWorkspaces: scope.allowAll ?? true,
       allowedWorkspaceIds: scope.ids ?? [],
+      deploymentConfig: body.deployment_config ?? {},
+      authSettings: await authSettingsOf(org, body.auth_settings) ?? {},
     })
     audit(request, { action: 'deployment.create', resourceType: 'deployment', resourceId: deployment.id })
     return deploymentView(deployment, await configSlug(org, deployment.configId))
@@ -172,6 +213,8 @@ export function deploymentRoutes(app: FastifyInstance, ctx: AdminContext): void 
       configId: await configIdOf(org, body),
       allowAllWorkspaces: scope.allowAll,
       allowedWorkspaceIds: scope.ids,
+      deploymentConfig: body.deployment_config,
+      authSettings: await authSettingsOf(org, body.auth_settings),
       status: body.status,
     })
     if (!updated) throw notFound('deployment')

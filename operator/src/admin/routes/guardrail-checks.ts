@@ -78,7 +78,8 @@ export const PARTNER_CHECK_IDS = [
 ] as const
 
 const partnerParameters = z.object({
-  policyId: z.string().min(1).max(255).optional(),
+  // The spec: the partner guardrail's policyId is required (the partner evaluates that policy).
+  policyId: z.string({ error: (issue) => (issue.input === undefined ? 'policyId is required for a partner check' : 'policyId must be a string') }).min(1).max(255),
   timeout: timeout(PARTNER_TIMEOUT_MS_DEFAULT),
 }).catchall(z.union([z.string().max(10_000), z.number(), z.boolean(), z.array(z.string().max(1000)).max(256)]))
 

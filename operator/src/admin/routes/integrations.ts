@@ -28,7 +28,8 @@ import { checkSecretMappings, secretMappingsSchema } from './secret-mappings.ts'
 
 const baseUrlSchema = z.url({ protocol: /^https?$/ }).max(2048)
 const limitsFields = {
-  usage_limits: z.array(usageLimitsSchema).max(4).nullable().optional(),
+  // One limit object (the reference's form) or a list of them; stored as a list.
+  usage_limits: z.preprocess((value) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? [value] : value), z.array(usageLimitsSchema).max(4)).nullable().optional(),
   rate_limits: z.array(workspaceRateLimitSchema).max(8).nullable().optional(),
 }
 
@@ -302,7 +303,9 @@ export function integrationRoutes(app: FastifyInstance, ctx: AdminContext): void
     const access = new Map<string, WorkspaceAccess>(body.override_existing_workspace_access ? [] : integration.workspaceAccess.map((a) => [a.id, a]))
     body.workspaces.forEach((entry, index) => {
       const id = ids[index]!
-      access.set(id, { id, enabled: entry.enabled, usage_limits: entry.usage_limits ?? null, rate_limits: entry.rate_limits ?? null })
+      // reset_usage starts the workspace's usage period now; otherwise the last reset is kept.
+      const lastResetAt = entry.reset_usage ? ctx.clock().toISOString() : integration.workspaceAccess.find((a) => a.id === id)?.last_reset_at ?? null
+      access.set(id, { id, enabled: entry.enabled, usage_limits: entry.usage_limits ?? null, rate_limits: entry.rate_limits ?? null, last_reset_at: lastResetAt })
     })
     const created: Array<{ workspace_id: string; slug: string }> = []
     await ctx.store.transaction(async (tx) => {

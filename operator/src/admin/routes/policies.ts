@@ -93,8 +93,14 @@ export function policyRoutes(kind: PolicyKind) {
       return policy
     }
 
-    function checkTenant(principal: Principal, body: { organisation_id?: string; organization_id?: string }): void {
+    function checkTenant(principal: Principal, body: { workspace_id?: string; organisation_id?: string; organization_id?: string }): void {
       const given = body.organisation_id ?? body.organization_id
+      // The spec: rate-limit policies name their workspace and organisation when the caller is not
+      // an API key (a JWT names neither the way a workspace or admin key does).
+      if (kind === 'rate_limits' && principal.via !== 'api_key') {
+        if (given === undefined) throw invalid('organization_id', 'organization_id is required when not authenticating with an API key')
+        if (body.workspace_id === undefined) throw invalid('workspace_id', 'workspace_id is required when not authenticating with an API key')
+      }
       if (given !== undefined && given !== principal.organizationId) throw invalid('organisation_id', 'organisation_id: not this credential\'s organisation')
     }
 

@@ -70,6 +70,8 @@ const createSchema = z.strictObject({
 const updateSchema = z.strictObject({
   name: nameSchema.optional(),
   status: z.enum(['active', 'disabled']).optional(),
+  /** Starts a new usage period now (`last_reset_at`). */
+  reset_usage: z.boolean().optional(),
   ...commonFields,
 })
 
@@ -101,6 +103,7 @@ export function providerView(provider: ProviderRecord, object: 'provider' | 'vir
     has_credentials: provider.hasCredentials,
     secret_mappings: provider.secretMappings,
     usage_limits: provider.usageLimits,
+    last_reset_at: provider.lastResetAt,
     rate_limits: provider.rateLimits,
     expires_at: provider.expiresAt,
     tags: provider.tags,
@@ -232,6 +235,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
         usageLimits: body.usage_limits,
         rateLimits: body.rate_limits === null ? [] : body.rate_limits,
         expiresAt: body.expires_at,
+        lastResetAt: body.reset_usage ? ctx.clock().toISOString() : undefined,
       })
       if (!updated) throw notFound(object)
       audit(request, { action: `${object}.update`, resourceType: object, resourceId: provider.id, workspaceId: provider.workspaceId })

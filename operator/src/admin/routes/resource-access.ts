@@ -18,8 +18,14 @@ export const NAME_MAX = 255
 export const nameSchema = z.string().trim().min(1).max(NAME_MAX)
 export const slugSchema = z.string().min(1).max(NAME_MAX).regex(/^[a-z0-9][a-z0-9_.-]*$/, 'slug may contain lowercase letters, digits, ".", "-" and "_" and must start with a letter or digit')
 export const descriptionSchema = z.string().max(2000).nullable()
+/**
+ * Names that are properties of every JavaScript object: as a tag key (stored or filtered on) they
+ * would be dropped or turn into a prototype change when copied into an object, so they are refused.
+ */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+const tagKeySchema = z.string().min(1).max(255).refine((key) => !PROTOTYPE_KEYS.has(key), { message: 'tag keys __proto__, constructor and prototype are reserved', abort: true })
 /** Custom key-value pairs on integrations and providers (filterable in lists). */
-export const tagsSchema = z.record(z.string().min(1).max(255), z.string().max(255)).refine((tags) => Object.keys(tags).length <= 32, 'at most 32 tags')
+export const tagsSchema = z.record(tagKeySchema, z.string().max(255)).refine((tags) => Object.keys(tags).length <= 32, 'at most 32 tags')
 export const workspaceRefSchema = z.string().min(1).max(NAME_MAX)
 
 /** `<prefix>-<name, 6 chars>-<6 hex>`, the API surface's generated slug form. */
@@ -96,20 +102,27 @@ export function refuseManaged(row: { managedBy: string | null }, what: string, s
 
 /** `?tags[team]=search&tags[env]=prod` or `?tags={"team":"search"}`: every pair must match. */
 export function tagFilter(query: unknown): Record<string, string> | undefined {
-  const tags: Record<string, string> = {}
+  // No prototype: a key can only ever be an own entry of the filter.
+  const tags = Object.create(null) as Record<string, string>
   for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     const match = /^tags\[(.{1,255})\]$/.exec(name)
-    if (match && typeof value === 'string') tags[match[1]!] = value
-    else if (name === 'tags' && typeof value === 'string') {
+    if (match && typeof value === 'string') {
+      const key = match[1]!
+      if (PROTOTYPE_KEYS.has(key)) throw invalid(name, `${name}: the tag key ${key} is reserved`)
+      tags[key] = value
+    } else if (name === 'tags' && typeof value === 'string') {
       let parsed: unknown
       try {
         parsed = JSON.parse(value)
       } catch {
         throw invalid('tags', 'tags must be a JSON object of strings, or use tags[key]=value')
       }
+      // JSON.parse keeps "__proto__" as an own key, which schema parsing would quietly drop.
+      const reserved = parsed !== null && typeof parsed === 'object' ? Object.keys(parsed).find((key) => PROTOTYPE_KEYS.has(key)) : undefined
+      if (reserved) throw invalid('tags', `tags: the tag key ${reserved} is reserved`)
       const checked = tagsSchema.safeParse(parsed)
-      if (!checked.success) throw invalid('tags', 'tags must be a JSON object of strings, or use tags[key]=value')
-      Object.assign(tags, checked.data)
+      if (!checked.success) throw invalid('tags', `tags must be a JSON object of strings, or use tags[key]=value (${checked.error.issues[0]!.message})`)
+      for (const [key, tag] of Object.entries(checked.data)) tags[key] = tag
     }
   }
   return Object.keys(tags).length > 0 ? tags : undefined

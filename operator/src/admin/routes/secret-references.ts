@@ -2,7 +2,9 @@
  * Secret references: /v1/secret-references. A reference says where a secret lives — an
  * environment variable of the control plane (`manager_type: environment`, `secret_path` = the
  * variable) or a key of a Kubernetes Secret (`kubernetes`, `secret_path` = `name` or
- * `namespace/name`, `secret_key` = the key) — never its value. Integrations and providers map
+ * `namespace/name`, `secret_key` = the key) or a key of a HashiCorp Vault KV v2 secret
+ * (`hashicorp_vault`, `secret_path` = `<mount>/<path>`, `secret_key` = the key; the Vault server
+ * is the operator's, see compile/vault.ts) — never its value. Integrations and providers map
  * credential fields onto references (`secret_mappings`); the snapshot compiler reads the value.
  * Organisation owners and admins only (secret_references scopes, organisation level).
  */
@@ -10,6 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { conflict, invalid, notFound } from '../../errors.ts'
 import type { Principal } from '../../identity/principal.ts'
+import { parseVaultPath } from '../../compile/vault.ts'
 import type { SecretReferenceRecord } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
@@ -24,7 +27,7 @@ const KUBERNETES_KEY = /^[-._a-zA-Z0-9]{1,253}$/
 const fields = {
   name: nameSchema,
   description: descriptionSchema.optional(),
-  manager_type: z.enum(['environment', 'kubernetes']),
+  manager_type: z.enum(['environment', 'kubernetes', 'hashicorp_vault']),
   secret_path: z.string().min(1).max(1024),
   secret_key: z.string().min(1).max(255).nullable().optional(),
   allow_all_workspaces: z.boolean().optional(),
@@ -36,7 +39,12 @@ const createSchema = z.strictObject({ ...fields, slug: slugSchema.optional() })
 const updateSchema = z.strictObject(fields).partial()
 
 /** Where the secret lives must be a well-formed location of its manager type. */
-function checkLocation(managerType: 'environment' | 'kubernetes', path: string, key: string | null | undefined): void {
+function checkLocation(managerType: SecretReferenceRecord['managerType'], path: string, key: string | null | undefined): void {
+  if (managerType === 'hashicorp_vault') {
+    if (!parseVaultPath(path)) throw invalid('secret_path', 'secret_path: <mount>/<path> of a Vault KV version 2 secret (letters, digits, _, - and .)')
+    if (!key) throw invalid('secret_key', 'secret_key: the key inside the Vault secret is required')
+    return
+  }
   if (managerType === 'environment') {
     if (!ENV_NAME.test(path)) throw invalid('secret_path', 'secret_path: an environment variable name (letters, digits, _)')
     if (RESERVED_ENV.test(path)) throw invalid('secret_path', `secret_path: ${path} is one of the control plane's own settings and cannot be referenced`)
@@ -116,7 +124,7 @@ export function secretReferenceRoutes(app: FastifyInstance, ctx: AdminContext): 
   app.get('/', async (request) => {
     const principal = principalOf(request)
     requireSecretScope(principal, 'list')
-    const query = parse(z.object({ manager_type: z.enum(['environment', 'kubernetes']).optional(), search: z.string().max(255).optional() }).loose(), request.query)
+    const query = parse(z.object({ manager_type: z.enum(['environment', 'kubernetes', 'hashicorp_vault']).optional(), search: z.string().max(255).optional() }).loose(), request.query)
     const { page, pageSize } = pagination(request.query)
     const result = await ctx.store.secretReferences.list(principal.organizationId, { managerType: query.manager_type, search: query.search, tags: tagFilter(request.query) }, page, pageSize)
     return listEnvelope(result.total, result.data.map(secretReferenceView))

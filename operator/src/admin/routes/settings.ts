@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { requireCapability } from '../../identity/capabilities.ts'
-import { effectiveSettings, mergeSettings, organisationSettingsSchema } from '../../identity/settings.ts'
+import { effectiveSettings, mergeSettings, normaliseSettings, organisationSettingsSchema } from '../../identity/settings.ts'
 import { notFound } from '../../errors.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, parse, principalOf } from '../http.ts'
@@ -24,7 +24,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const body = parse(organisationSettingsSchema, request.body)
     const organisation = await ctx.store.organizations.get(principal.organizationId)
     if (!organisation) throw notFound('organisation')
-    const merged = mergeSettings(organisation.settings, body)
+    const merged = mergeSettings(normaliseSettings(organisation.settings), body)
     // The merged document is validated again: a partial update cannot leave it inconsistent.
     parse(organisationSettingsSchema, merged)
     const updated = await ctx.store.organizations.updateSettings(organisation.id, merged)

@@ -2,6 +2,7 @@
  * Workspaces: /v1/admin/workspaces (also served at /v1/workspaces).
  * Managing workspaces is organisation-level (admin keys, owners, admins); a workspace principal
  * may read its own workspace. Archived workspaces are listed only for organisation admins and owners.
+ * DELETE archives (status `archived`); nothing is removed.
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
@@ -9,7 +10,7 @@ import { forbidden, invalid, notFound } from '../../errors.ts'
 import { requireCapability } from '../../identity/capabilities.ts'
 import { earliestReset, usageLimitsSchema, workspaceRateLimitSchema, type UsageLimits } from '../../identity/limits.ts'
 import type { Principal } from '../../identity/principal.ts'
-import { workspaceSettingsSchema } from '../../identity/settings.ts'
+import { normaliseSettings, workspaceSettingsSchema } from '../../identity/settings.ts'
 import type { MemberRecord, WorkspaceRecord } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
@@ -65,7 +66,7 @@ export function workspaceView(workspace: WorkspaceRecord, members?: MemberRecord
     defaults: { ...workspace.defaults, object: 'workspace' },
     usage_limits: workspace.usageLimits,
     rate_limits: workspace.rateLimits,
-    settings: workspace.settings,
+    settings: normaliseSettings(workspace.settings),
     next_usage_reset_at: workspace.nextUsageResetAt,
     last_reset_at: workspace.lastResetAt,
     managed_by: workspace.managedBy,
@@ -186,8 +187,10 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AdminContext): void {
     requireCapability(principal, 'workspaces', 'delete')
     const workspace = await load(principal, request.params.workspaceId)
     refuseManaged(workspace)
-    await ctx.store.workspaces.delete(principal.organizationId, workspace.id)
-    audit(request, { action: 'workspace.delete', resourceType: 'workspace', resourceId: workspace.id, workspaceId: workspace.id })
+    // The spec's workspaces are archived, not removed: keys, logs and analytics keep their
+    // workspace, it stays listable with ?status=archived, and the gateway refuses its keys.
+    await ctx.store.workspaces.update(principal.organizationId, workspace.id, { status: 'archived' })
+    audit(request, { action: 'workspace.delete', resourceType: 'workspace', resourceId: workspace.id, workspaceId: workspace.id, details: { status: 'archived' } })
     return {}
   })
 }

@@ -18,6 +18,9 @@ export interface DeploymentRecord {
   configId: string | null
   allowAllWorkspaces: boolean
   allowedWorkspaceIds: string[]
+  /** The reference's deployment_config and auth_settings documents (stored and answered as given). */
+  deploymentConfig: Record<string, unknown>
+  authSettings: Record<string, unknown>
   status: 'active' | 'archived'
   managedBy: ManagedBy
   createdAt: string
@@ -34,6 +37,8 @@ interface Row {
   config_id: string | null
   allow_all_workspaces: boolean
   allowed_workspace_ids: string[]
+  deployment_config: Record<string, unknown>
+  auth_settings: Record<string, unknown>
   status: 'active' | 'archived'
   managed_by: ManagedBy
   created_at: Date
@@ -51,6 +56,8 @@ function toRecord(row: Row): DeploymentRecord {
     configId: row.config_id,
     allowAllWorkspaces: row.allow_all_workspaces,
     allowedWorkspaceIds: row.allowed_workspace_ids,
+    deploymentConfig: row.deployment_config,
+    authSettings: row.auth_settings,
     status: row.status,
     managedBy: row.managed_by,
     createdAt: isoRequired(row.created_at),
@@ -67,10 +74,12 @@ export interface DeploymentInput {
   configId?: string | null
   allowAllWorkspaces?: boolean
   allowedWorkspaceIds?: string[]
+  deploymentConfig?: Record<string, unknown>
+  authSettings?: Record<string, unknown>
   managedBy?: ManagedBy
 }
 
-export type DeploymentPatch = Partial<Pick<DeploymentInput, 'name' | 'description' | 'type' | 'configId' | 'allowAllWorkspaces' | 'allowedWorkspaceIds' | 'managedBy'>> & {
+export type DeploymentPatch = Partial<Pick<DeploymentInput, 'name' | 'description' | 'type' | 'configId' | 'allowAllWorkspaces' | 'allowedWorkspaceIds' | 'deploymentConfig' | 'authSettings' | 'managedBy'>> & {
   status?: 'active' | 'archived'
 }
 
@@ -86,10 +95,10 @@ export class DeploymentRepository {
   async create(input: DeploymentInput): Promise<DeploymentRecord> {
     const id = newId()
     const rows = await this.#db.query<Row>(
-      `INSERT INTO deployments (id, organization_id, slug, name, description, type, config_id, allow_all_workspaces, allowed_workspace_ids, managed_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10) RETURNING *`,
+      `INSERT INTO deployments (id, organization_id, slug, name, description, type, config_id, allow_all_workspaces, allowed_workspace_ids, managed_by, deployment_config, auth_settings)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12::jsonb) RETURNING *`,
       [id, input.organizationId, input.slug, input.name, input.description ?? null, input.type, input.configId ?? null,
-        input.allowAllWorkspaces ?? true, json(input.allowedWorkspaceIds ?? []), input.managedBy ?? null],
+        input.allowAllWorkspaces ?? true, json(input.allowedWorkspaceIds ?? []), input.managedBy ?? null, json(input.deploymentConfig ?? {}), json(input.authSettings ?? {})],
     )
     this.#sink.add({ resource: 'deployment', action: 'created', id })
     return toRecord(rows[0]!)
@@ -120,7 +129,7 @@ export class DeploymentRepository {
     const set = setClause(patch, {
       name: ['name', 'value'], description: ['description', 'value'], type: ['type', 'value'], configId: ['config_id', 'value'],
       allowAllWorkspaces: ['allow_all_workspaces', 'value'], allowedWorkspaceIds: ['allowed_workspace_ids', 'jsonb'], status: ['status', 'value'],
-      managedBy: ['managed_by', 'value'],
+      managedBy: ['managed_by', 'value'], deploymentConfig: ['deployment_config', 'jsonb'], authSettings: ['auth_settings', 'jsonb'],
     }, 3)
     const row = await updateRow<Row>(this.#db, 'deployments', organizationId, id, set)
     if (!row) return null

@@ -26,6 +26,8 @@ export interface WorkspaceAccess {
   enabled: boolean
   usage_limits?: unknown[] | null
   rate_limits?: unknown[] | null
+  /** When this workspace's usage period last started anew (`reset_usage`). */
+  last_reset_at?: string | null
 }
 
 export interface GlobalWorkspaceAccess {

@@ -186,6 +186,21 @@ export class PolicyRepository {
     return rows.map((row) => ({ valueKey: row.value_key, currentUsage: Number(row.current_usage), status: row.status }))
   }
 
+  /**
+   * Usage counted under each of `valueKeys` by the organisation's active usage-limit policies
+   * (an API key's value key is its id), summed per value key; keys with nothing tracked are absent.
+   */
+  async usageByValueKeys(organizationId: string, valueKeys: readonly string[]): Promise<Map<string, number>> {
+    if (valueKeys.length === 0) return new Map()
+    const rows = await this.#db.query<{ value_key: string; total: string | number }>(
+      `SELECT u.value_key, sum(u.current_usage) AS total FROM policy_usage u JOIN policies p ON p.id = u.policy_id
+       WHERE p.organization_id = $1 AND p.kind = 'usage_limits' AND p.status = 'active'
+         AND u.value_key = ANY(ARRAY(SELECT jsonb_array_elements_text($2::jsonb))) GROUP BY u.value_key`,
+      [organizationId, json(valueKeys)],
+    )
+    return new Map(rows.map((row) => [row.value_key, Number(row.total)]))
+  }
+
   /** Starts a value key's usage afresh; false when nothing was tracked under it. */
   async resetUsage(policyId: string, valueKey: string): Promise<boolean> {
     const rows = await this.#db.query(

@@ -37,6 +37,8 @@ export interface ProviderRecord {
   usageLimits: Record<string, unknown> | null
   rateLimits: Array<Record<string, unknown>>
   expiresAt: string | null
+  /** When the usage period last started anew (`reset_usage`). */
+  lastResetAt: string | null
   createdAt: string
   updatedAt: string
 }
@@ -77,6 +79,7 @@ interface Row {
   note: string | null
   secret_mappings: SecretMapping[]
   usage_limits: Record<string, unknown> | null
+  last_reset_at: Date | null
   rate_limits: Array<Record<string, unknown>>
   expires_at: Date | null
   created_at: Date
@@ -108,7 +111,10 @@ export interface ProviderInput {
 }
 
 /** Fields an admin update may change (credentials are sealed here when given). */
-export type ProviderPatch = Partial<Omit<ProviderInput, 'organizationId' | 'workspaceId' | 'slug' | 'kind' | 'managedBy' | 'integrationId'>>
+export type ProviderPatch = Partial<Omit<ProviderInput, 'organizationId' | 'workspaceId' | 'slug' | 'kind' | 'managedBy' | 'integrationId'>> & {
+  /** Starts a new usage period (the admin API's `reset_usage`). */
+  lastResetAt?: string | null
+}
 
 export class ProviderRepository {
   readonly #db: SqlExecutor
@@ -143,6 +149,7 @@ export class ProviderRepository {
       note: row.note,
       secretMappings: row.secret_mappings,
       usageLimits: row.usage_limits,
+      lastResetAt: iso(row.last_reset_at),
       rateLimits: row.rate_limits,
       expiresAt: iso(row.expires_at),
       createdAt: isoRequired(row.created_at),
@@ -233,6 +240,7 @@ export class ProviderRepository {
       allowAllWorkspaces: ['allow_all_workspaces', 'value'], allowedWorkspaceIds: ['allowed_workspace_ids', 'jsonb'],
       models: ['models', 'jsonb'], status: ['status', 'value'], note: ['note', 'value'], secretMappings: ['secret_mappings', 'jsonb'],
       usageLimits: ['usage_limits', 'jsonb'], rateLimits: ['rate_limits', 'jsonb'], expiresAt: ['expires_at', 'timestamptz'],
+      lastResetAt: ['last_reset_at', 'timestamptz'],
     } as const
     const set = setClause({ ...rest, sealed: credentials === undefined ? undefined : this.#requireKeyring().seal(JSON.stringify(credentials), `provider:${id}`) },
       { ...columns, sealed: ['credentials_encrypted', 'value'] }, 3)

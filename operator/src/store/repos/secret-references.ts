@@ -10,7 +10,7 @@ import { deleteRow, setClause, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
-export type SecretManagerType = 'environment' | 'kubernetes'
+export type SecretManagerType = 'environment' | 'kubernetes' | 'hashicorp_vault'
 
 export interface SecretReferenceRecord {
   id: string
