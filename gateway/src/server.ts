@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
 import { GatewayError } from './errors.ts'
 import { renderError } from './http/error-handler.ts'
+import { registerJsonBodyParser } from './http/json-body.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
@@ -61,6 +62,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     requestIdHeader: false,
   })
   app.decorateRequest('gatewayTrace', null as never)
+  registerJsonBodyParser(app)
 
   // Hooks are callback-style, not async: they run on every request, and a promise each is
   // measurable on the hot path.

@@ -81,7 +81,7 @@ export async function forwardToProvider(target: RouteTarget, call: PassthroughCa
   )
   if (response.status >= 400) {
     const body = await readErrorBody(response)
-    throw errorFromProvider(target.provider.adapter.parseError(response.status, response.headers, body), target.provider.record.slug)
+    throw errorFromProvider(target.provider.adapter.parseError(response.status, response.headers, body), target.provider.record.slug, target.provider.endpoint.credentials)
   }
   return response
 }

@@ -7,8 +7,9 @@ import type { Dispatcher } from 'undici'
 import type { ProviderAdapter } from '../providers/adapter.ts'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
-import type { GatewaySnapshot, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
+import type { GatewaySnapshot, ProviderNetwork, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
 import { secretBag } from '../telemetry/secret.ts'
+import { ssrfConnector } from '../upstream/ssrf.ts'
 import { createPool, defaultTimeouts, type UpstreamEndpoint } from '../upstream/transport.ts'
 
 export interface CompiledKey {
@@ -44,12 +45,21 @@ export interface CompileProblem {
 }
 
 /** Reuses pools of an earlier runtime for unchanged origins, so a snapshot swap keeps warm connections. */
-export type PoolSource = (origin: string) => Dispatcher
+export type PoolSource = (origin: string, network: ProviderNetwork) => Dispatcher
+
+/**
+ * A provider's pool: every connection goes through the SSRF check (a tenant may have written the
+ * base URL), reaching private networks only where the snapshot allows it for that provider.
+ */
+export function createProviderPool(origin: string, network: ProviderNetwork): Dispatcher {
+  const connect = ssrfConnector({ allowPrivateNetwork: network === 'private-allowed', connectTimeoutMs: defaultTimeouts.connectMs })
+  return createPool(origin, defaultTimeouts, undefined, connect)
+}
 
 export function compileRuntime(
   snapshot: GatewaySnapshot,
   hash: string,
-  poolFor: PoolSource = (origin) => createPool(origin, defaultTimeouts),
+  poolFor: PoolSource = createProviderPool,
 ): { ok: true; runtime: RuntimeConfig } | { ok: false; problems: CompileProblem[] } {
   const problems: CompileProblem[] = []
   const dispatchers = new Set<Dispatcher>()
@@ -111,7 +121,7 @@ export function compileRuntime(
       return
     }
     const baseUrl = new URL(base)
-    const dispatcher = poolFor(baseUrl.origin)
+    const dispatcher = poolFor(baseUrl.origin, record.network)
     dispatchers.add(dispatcher)
     const compiled: CompiledProvider = {
       record,

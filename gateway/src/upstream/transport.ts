@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream'
 import { Pool, errors as undiciErrors } from 'undici'
-import type { Dispatcher } from 'undici'
+import type { buildConnector, Dispatcher } from 'undici'
 import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
 import { GatewayError } from '../errors.ts'
 import type { SecretBag } from '../telemetry/secret.ts'
@@ -43,10 +43,11 @@ export interface SendOptions {
   firstByteTimeoutMs?: number
 }
 
-export function createPool(origin: string, timeouts: UpstreamTimeouts, maxConnections = 256): Pool {
+/** `connect`: a connector that vets each connection (upstream/ssrf.ts); plain connects otherwise. */
+export function createPool(origin: string, timeouts: UpstreamTimeouts, maxConnections = 256, connect?: buildConnector.connector): Pool {
   return new Pool(origin, {
     connections: maxConnections,
-    connect: { timeout: timeouts.connectMs },
+    connect: connect ?? { timeout: timeouts.connectMs },
     headersTimeout: timeouts.firstByteMs,
     bodyTimeout: timeouts.idleMs,
     keepAliveTimeout: 10_000,

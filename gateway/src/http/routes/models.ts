@@ -20,7 +20,7 @@ export function registerModelRoutes(app: FastifyInstance, deps: PipelineDeps): v
       if (provider.adapter.passthrough) {
         const upstream = await sendUpstream(provider.endpoint, { method: 'GET', path: '/models', headers: {} }, { signal: context.signal })
         const body = await upstream.body.json().catch(() => null)
-        if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug)
+        if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug, provider.endpoint.credentials)
         return reply.header('x-gateway-provider', provider.record.slug).send(body)
       }
     }

@@ -135,7 +135,7 @@ async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url
     socket.once('close', abandon)
     upstream.once('unexpected-response', (_request, response) => {
       readBounded(response)
-        .then((body) => reject(errorFromProvider(adapter.parseError(response.statusCode ?? 502, flatHeaders(response), body), record.slug)))
+        .then((body) => reject(errorFromProvider(adapter.parseError(response.statusCode ?? 502, flatHeaders(response), body), record.slug, endpoint.credentials)))
         .catch(reject)
         .finally(() => upstream.terminate())
     })
