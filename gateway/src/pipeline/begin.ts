@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { GatewayError } from '../errors.ts'
 import type { RuntimeHolder } from '../runtime/holder.ts'
-import { authenticateKey, presentedKey, requireDataPlaneKey } from './authenticate.ts'
+import { authenticateKey, presentedKey, refuseRepeatedCredentials, requireDataPlaneKey } from './authenticate.ts'
 import { readMetadata, type RequestContext, type Trace } from './context.ts'
 
 export interface PipelineDeps {
@@ -25,6 +25,7 @@ export function beginRequest(deps: PipelineDeps, request: FastifyRequest, reply:
   const runtime = deps.holder.current
   if (!runtime) throw new GatewayError('not_ready', 'The gateway has not loaded its configuration yet', { headers: { 'retry-after': '1' } })
   const now = deps.now()
+  refuseRepeatedCredentials(request.raw.rawHeaders)
   const key = authenticateKey(runtime, presentedKey(request.headers), deps.pepper, now)
   const workspaceId = requireDataPlaneKey(key, runtime)
   const metadata = readMetadata(request.headers)
