@@ -6,9 +6,9 @@
 import type { FastifyInstance } from 'fastify'
 import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
 import { providerFromHeaders, resolveProvider } from '../../pipeline/resolve-route.ts'
-import { providerVisibleTo } from '../../runtime/compile.ts'
 import { sendUpstream } from '../../upstream/transport.ts'
 import { errorFromProvider } from '../../pipeline/provider-errors.ts'
+import { listReachableModels } from '../../pipeline/model-list.ts'
 
 export function registerModelRoutes(app: FastifyInstance, deps: PipelineDeps): void {
   app.get('/v1/models', async (request, reply) => {
@@ -24,14 +24,6 @@ export function registerModelRoutes(app: FastifyInstance, deps: PipelineDeps): v
         return reply.header('x-gateway-provider', provider.record.slug).send(body)
       }
     }
-    const seen = new Set<string>()
-    const data: Array<{ id: string; object: 'model'; created: number; owned_by: string }> = []
-    for (const { record } of context.runtime.providers.values()) {
-      if (seen.has(record.id) || !providerVisibleTo(record, context.workspaceId)) continue
-      seen.add(record.id)
-      if (named !== null && record.slug !== named && record.id !== named) continue
-      for (const model of record.models) data.push({ id: `@${record.slug}/${model}`, object: 'model', created: 0, owned_by: record.slug })
-    }
-    return { object: 'list', data }
+    return { object: 'list', data: await listReachableModels(context.runtime, context.workspaceId, context.signal, named) }
   })
 }
