@@ -251,7 +251,7 @@ describe('passthrough paths', () => {
 describe('credentials', () => {
   it('refuses two Authorization headers with a 400', async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest(`${gateway.url}/v1/models`, { headers: { authorization: [`Bearer ${gateway.workspaceKey}`, 'Bearer someone-else'] } }, (response) => {
+      const request = httpRequest(`${gateway.url}/v1/models`, { headers: ['authorization', `Bearer ${gateway.workspaceKey}`, 'authorization', 'Bearer someone-else'] }, (response) => {
         response.resume()
         resolve(response.statusCode!)
       })
