@@ -127,6 +127,17 @@ export function ssrfConnector(options: SsrfDispatcherOptions): buildConnector.co
   }
 }
 
+/**
+ * For clients that open their own sockets (the realtime WebSocket): refuses an IP-literal host
+ * that may not be reached, and returns the `lookup` that refuses such names, for `http.request`
+ * or `ws` options. Every address the socket can connect to passes through that lookup.
+ */
+export function ssrfSocketOptions(url: URL, allowPrivateNetwork: boolean): { lookup: LookupFunction } {
+  const literal = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+  if (isIP(literal) !== 0 && isBlockedAddress(literal, allowPrivateNetwork)) throw blocked(url.hostname)
+  return { lookup: guardedLookup(dnsLookup as LookupFunction, allowPrivateNetwork) }
+}
+
 export function createSsrfSafeDispatcher(options: SsrfDispatcherOptions): Agent {
   return new Agent({
     connect: ssrfConnector(options),

@@ -16,6 +16,7 @@ import type { PipelineDeps } from '../../pipeline/begin.ts'
 import { header, readTrace } from '../../pipeline/context.ts'
 import { errorFromProvider } from '../../pipeline/provider-errors.ts'
 import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
+import { ssrfSocketOptions } from '../../upstream/ssrf.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
 
 export const REALTIME_PATH = '/v1/realtime'
@@ -128,7 +129,7 @@ async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url
   }
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
-  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs })
+  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
 
   return new Promise<Connection>((resolve, reject) => {
     const abandon = (): void => upstream.terminate()
@@ -139,7 +140,7 @@ async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url
         .catch(reject)
         .finally(() => upstream.terminate())
     })
-    upstream.once('error', (error) => reject(new GatewayError('upstream_unavailable', 'The provider realtime endpoint could not be reached', { cause: error, headers: { 'retry-after': '1' } })))
+    upstream.once('error', (error) => reject(error instanceof GatewayError ? error : new GatewayError('upstream_unavailable', 'The provider realtime endpoint could not be reached', { cause: error, headers: { 'retry-after': '1' } })))
     upstream.once('open', () => {
       socket.off('close', abandon)
       // Frames the provider sends before the caller's socket is ready wait in the socket.
