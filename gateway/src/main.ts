@@ -10,6 +10,8 @@
  *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
+ *   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE
+ *                                             JWTs on the data plane, verified here (no control plane needed)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -17,6 +19,7 @@ import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
+import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { buildGatewayServer } from './server.ts'
 import { parseKeyring } from './snapshot/envelope.ts'
@@ -87,6 +90,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     pepper,
     logger,
     processMetrics: true,
+    jwt: dataPlaneJwtFromEnv(env),
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
   })

@@ -7,7 +7,9 @@
 import { request as httpRequest, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DataPlaneJwt } from '@gatehouse/gateway'
 import { startAnthropicSimulator } from '../simulators/anthropic.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
@@ -85,11 +87,22 @@ function hostileHandler(request: IncomingMessage, response: ServerResponse): voi
 let openai: Simulator
 let claude: Simulator
 let gateway: TestGateway
+// The identity provider's key set, on loopback; no control plane anywhere in this suite.
+let signingKey: CryptoKey
+let jwks: Server
+const ISSUER = 'https://idp.example.test'
+const AUDIENCE = 'gatehouse'
 
 beforeAll(async () => {
   hostile = createServer(hostileHandler)
   await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve))
   hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`
+  const pair = await generateKeyPair('ES256')
+  signingKey = pair.privateKey
+  const keySet = JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] })
+  jwks = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(keySet))
+  await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve))
+  const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`
   openai = await startOpenAISimulator({ chunks: 2 })
   claude = await startAnthropicSimulator({ chunks: 2 })
   gateway = await startTestGateway([
@@ -102,11 +115,12 @@ beforeAll(async () => {
     { slug: 'endless', kind: 'openai', baseUrl: `${hostileUrl}/endless/v1` },
     { slug: 'huge', kind: 'openai', baseUrl: `${hostileUrl}/huge/v1` },
     { slug: 'download', kind: 'openai', baseUrl: `${hostileUrl}/download/v1` },
-  ])
+  ], { jwt: new DataPlaneJwt({ jwksUrl, issuer: ISSUER, audience: AUDIENCE }) })
 })
 afterAll(async () => {
   await gateway?.close()
   await Promise.all([openai?.close(), claude?.close()])
+  await new Promise<void>((resolve) => jwks.close(() => resolve()))
   hostile?.closeAllConnections()
   await new Promise<void>((resolve) => hostile.close(() => resolve()))
 })
@@ -280,5 +294,31 @@ describe('GET /v1/models with a workspace key', () => {
     expect(ids).toEqual(expect.arrayContaining(['@listed/gpt-4o-mini', '@listed/gpt-4.1', '@claude/*']))
     expect(ids.some((id) => id.startsWith('@sim/') && id !== '@sim/*')).toBe(true)
     expect(ids.filter((id) => id.startsWith('@listed/'))).toHaveLength(2)
+  })
+})
+
+describe('JWT on the data plane', () => {
+  async function token(claims: Record<string, unknown>): Promise<string> {
+    const seconds = Math.floor(Date.now() / 1000)
+    return new SignJWT({ iss: ISSUER, aud: AUDIENCE, iat: seconds, exp: seconds + 300, sub: 'user-7', ...claims }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).sign(signingKey)
+  }
+
+  it('calls models with a token the admin API would accept, mapped to its workspace', async () => {
+    const before = openai.requests.length
+    const answer = await call('/v1/chat/completions', { provider: '@sim', body: chat, headers: { authorization: `Bearer ${await token({ workspace_id: 'test', scope: 'completions.write' })}` } })
+    expect(answer.status).toBe(200)
+    expect(openai.requests.length).toBe(before + 1)
+    // The stored credential goes upstream, never the caller's token.
+    expect(openai.requests.at(-1)!.headers.authorization).toBe('Bearer sk-simulator')
+  })
+
+  it('refuses a token without the completions scope, an unknown workspace, and a forged one', async () => {
+    const scoped = await call('/v1/chat/completions', { provider: '@sim', body: chat, headers: { authorization: `Bearer ${await token({ workspace_id: 'test', scopes: ['logs.read'] })}` } })
+    expect(scoped.status).toBe(403)
+    expect(scoped.json.error?.code).toBe('insufficient_scope')
+    const elsewhere = await call('/v1/chat/completions', { provider: '@sim', body: chat, headers: { authorization: `Bearer ${await token({ workspace_id: 'nope' })}` } })
+    expect(elsewhere.status).toBe(401)
+    const forged = (await token({ workspace_id: 'test' })).slice(0, -4) + 'AAAA'
+    expect((await call('/v1/chat/completions', { provider: '@sim', body: chat, headers: { authorization: `Bearer ${forged}` } })).status).toBe(401)
   })
 })

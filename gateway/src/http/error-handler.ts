@@ -3,8 +3,8 @@
  * media type) are mapped onto the catalog so clients see one shape everywhere.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { GatewayError, toGatewayError } from '../errors.ts'
-import { scrubSecrets } from '../telemetry/scrub.ts'
+import { GatewayError, toGatewayError } from '../core/errors.ts'
+import { scrubSecrets } from '../core/scrub.ts'
 
 /** An error as a log line may carry it: message and stack scrubbed of anything shaped like a key. */
 function loggable(error: unknown): unknown {

@@ -1,6 +1,7 @@
 import Fastify from 'fastify'
 import { describe, expect, it } from 'vitest'
-import { jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonBody, rawIntegerText, registerJsonBodyParser } from './json-body.ts'
+import { rawIntegerText } from '../core/exact-integer.ts'
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonBody, registerJsonBodyParser } from './json-body.ts'
 import { renderError } from './error-handler.ts'
 import { checkNumber, optionalSeed } from '../validation/checks.ts'
 

@@ -14,7 +14,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import secureJson from 'secure-json-parse'
-import { GatewayError } from '../errors.ts'
+import { keepExactIntegers } from '../core/exact-integer.ts'
+import { GatewayError } from '../core/errors.ts'
 
 /** Deeper than any real request (tool schemas nest a dozen levels) and far below stack limits. */
 export const MAX_JSON_DEPTH = 64
@@ -52,30 +53,8 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false
 }
 
-// Node 22+ (V8's JSON.parse source text access); not yet in TypeScript's lib.
-interface RawJsonApi {
-  rawJSON(text: string): unknown
-  isRawJSON(value: unknown): boolean
-}
-const rawJsonApi = JSON as unknown as RawJsonApi
-type SourceReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown
-
 /** A digit run longer than any safe integer can be; cheap to test and rare in real bodies. */
 const LONG_DIGIT_RUN = /\d{16}/
-const INTEGER_LITERAL = /^-?\d+$/
-
-const keepExactIntegers: SourceReviver = (_key, value, context) => {
-  if (typeof value !== 'number' || Number.isSafeInteger(value)) return value
-  const source = context?.source
-  return source !== undefined && INTEGER_LITERAL.test(source) ? rawJsonApi.rawJSON(source) : value
-}
-
-/** An integer kept verbatim by the parser (too large for a double); its digits, else undefined. */
-export function rawIntegerText(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null || !rawJsonApi.isRawJSON(value)) return undefined
-  const text = (value as { rawJSON: string }).rawJSON
-  return INTEGER_LITERAL.test(text) ? text : undefined
-}
 
 const POISONING = { protoAction: 'error', constructorAction: 'error' } as const
 

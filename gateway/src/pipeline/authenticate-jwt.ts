@@ -5,25 +5,26 @@
  * reachable. Configured by the same boot variables as the admin API (GATEHOUSE_JWT_JWKS_URL,
  * GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE); claims map as in snapshot/jwt-claims.ts.
  *
- * The token becomes a principal shaped like a workspace user key, so every later stage (routing,
- * limits, guardrails) treats it as it treats a workspace key:
+ * The token becomes a `Principal` of kind `jwt`, which every later stage (routing, limits,
+ * guardrails) treats as it treats a workspace key's:
  *   - `workspace_id` (id or slug) must name an active workspace of the snapshot; a token without one
  *     cannot call models (the data plane always acts inside a workspace);
  *   - a token that names scopes must hold `completions.write`; one that names none is a member's;
  *   - the workspace's default config applies, as for the workspace's keys;
- *   - it ends at the token's `exp`.
+ *   - it ends at the token's `exp` (checked on every request: the token is presented each time).
  * What the gateway cannot check without the control plane's user table (the user still exists and
  * is a member of that workspace, the organisation's max_session_ttl) is the identity provider's
  * word here; the admin API checks both.
  */
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
-import { GatewayError } from '../errors.ts'
-import type { CompiledKey, RuntimeConfig } from '../runtime/compile.ts'
+import { GatewayError } from '../core/errors.ts'
+import type { RuntimeConfig } from '../runtime/compile.ts'
 import { JwksCache, JwksUnavailableError, type JwksCacheOptions } from '../snapshot/jwks-cache.ts'
 import {
   jwtClaims, JwtClaimError, JWT_ASYMMETRIC_ALGORITHMS, JWT_CLOCK_TOLERANCE_SECONDS, JWT_REQUIRED_CLAIMS, normaliseScope,
 } from '../snapshot/jwt-claims.ts'
 import type { SnapshotWorkspace } from '../snapshot/schema.ts'
+import type { Principal } from './context.ts'
 
 /** The scope that lets a principal call models (as in the admin API's scope catalog). */
 export const COMPLETIONS_SCOPE = 'completions.write'
@@ -40,6 +41,12 @@ export function dataPlaneJwtOptionsFromEnv(env: NodeJS.ProcessEnv): DataPlaneJwt
   if (!jwksUrl) return null
   if (!issuer || !audience) throw new Error('GATEHOUSE_JWT_JWKS_URL needs GATEHOUSE_JWT_ISSUER and GATEHOUSE_JWT_AUDIENCE')
   return { jwksUrl, issuer, audience }
+}
+
+/** The verifier the boot settings ask for, or null when JWT authentication is not configured. */
+export function dataPlaneJwtFromEnv(env: NodeJS.ProcessEnv): DataPlaneJwt | null {
+  const options = dataPlaneJwtOptionsFromEnv(env)
+  return options === null ? null : new DataPlaneJwt(options)
 }
 
 function refused(message: string): GatewayError {
@@ -67,9 +74,6 @@ function workspaceOf(runtime: RuntimeConfig, claim: string | null): SnapshotWork
   return workspace
 }
 
-// A principal stands in for a key record; no stored hash can equal this one.
-const NO_HASH = '0'.repeat(64)
-
 export class DataPlaneJwt {
   readonly #options: DataPlaneJwtOptions
   readonly jwks: JwksCache
@@ -79,8 +83,8 @@ export class DataPlaneJwt {
     this.jwks = new JwksCache({ url: options.jwksUrl, ...jwks })
   }
 
-  /** Verifies the token and returns the principal the pipeline uses in place of a key. */
-  async authenticate(runtime: RuntimeConfig, token: string, nowMs: number): Promise<CompiledKey> {
+  /** Verifies the token and returns the principal the pipeline uses in place of a key's. */
+  async authenticate(runtime: RuntimeConfig, token: string, nowMs: number): Promise<Principal> {
     let payload: JWTPayload
     try {
       ;({ payload } = await jwtVerify(token, this.jwks.getKey, {
@@ -105,22 +109,16 @@ export class DataPlaneJwt {
       throw new GatewayError('insufficient_scope', `The JWT's scopes do not include ${COMPLETIONS_SCOPE}`)
     }
     const workspace = workspaceOf(runtime, claims.workspaceClaim)
-    const expiresAtMs = payload.exp! * 1000
     return {
-      record: {
-        id: `jwt:${claims.subject}`,
-        hash: NO_HASH,
-        type: 'workspace',
-        subtype: 'user',
-        workspaceId: workspace.id,
-        userId: claims.subject,
-        scopes: scopes ?? [COMPLETIONS_SCOPE],
-        status: 'active',
-        expiresAt: new Date(expiresAtMs).toISOString(),
-        defaultConfigId: workspace.defaultConfigId,
-      },
-      expiresAtMs,
-      defaultConfig: workspace.defaultConfigId === null ? null : (runtime.configs.get(`id:${workspace.defaultConfigId}`) ?? null),
+      kind: 'jwt',
+      id: claims.subject,
+      workspaceId: workspace.id,
+      userId: claims.subject,
+      scopes: scopes ?? [COMPLETIONS_SCOPE],
+      // As for the workspace's keys: the workspace's default config, else the deployment's.
+      defaultConfig: runtime.workspaceDefaults.get(workspace.id) ?? null,
+      key: null,
+      attributes: {},
     }
   }
 }

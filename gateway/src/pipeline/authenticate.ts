@@ -5,12 +5,10 @@
  * keys call the data plane; admin keys are refused with 403, as the spec's key model says.
  */
 import { hash } from 'node:crypto'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 import type { CompiledKey, RuntimeConfig } from '../runtime/compile.ts'
-import { isJwtShaped } from '../snapshot/jwt-claims.ts'
 import { hashApiKey, parseApiKey } from '../snapshot/keys.ts'
-import type { DataPlaneJwt } from './authenticate-jwt.ts'
-import { header, type RequestHeaders } from './context.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
 
 const CREDENTIAL_HEADERS = new Set(['authorization', 'x-gateway-api-key'])
 
@@ -77,22 +75,6 @@ export function authenticateKey(runtime: RuntimeConfig, raw: string | undefined,
   if (!key) throw new GatewayError('invalid_api_key', 'The API key is not valid')
   if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) throw new GatewayError('expired_api_key', 'The API key has expired')
   return key
-}
-
-/**
- * The credential presented, as a key: a Gatehouse API key (synchronously, the hot path), or, when
- * JWT authentication is configured and the credential is shaped like a JWT, the principal the
- * token stands for (authenticate-jwt.ts). Either way `requireDataPlaneKey` applies next.
- */
-export function authenticateCredential(
-  runtime: RuntimeConfig,
-  raw: string | undefined,
-  pepper: string,
-  nowMs: number,
-  jwt: DataPlaneJwt | null,
-): CompiledKey | Promise<CompiledKey> {
-  if (raw !== undefined && jwt !== null && isJwtShaped(raw)) return jwt.authenticate(runtime, raw, nowMs)
-  return authenticateKey(runtime, raw, pepper, nowMs)
 }
 
 export function requireDataPlaneKey(key: CompiledKey, runtime: RuntimeConfig): string {

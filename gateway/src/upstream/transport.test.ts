@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Pool } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rawIntegerText } from '../http/json-body.ts'
+import { rawIntegerText } from '../core/exact-integer.ts'
 import { parseJsonBody } from '../http/json-body.ts'
-import { secretBag } from '../telemetry/secret.ts'
+import { secretBag } from '../core/secret.ts'
 import { defaultTimeouts, maxBufferedResponseBytes, sendUpstreamBuffered, type UpstreamEndpoint } from './transport.ts'
 
 const MiB = 1024 * 1024

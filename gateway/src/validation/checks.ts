@@ -4,8 +4,8 @@
  * fields, and this runs on every request: the checks only read, they never copy or reshape the body
  * (unknown fields pass through untouched).
  */
-import { invalidParameter, GatewayError } from '../errors.ts'
-import { rawIntegerText } from '../http/json-body.ts'
+import { invalidParameter, GatewayError } from '../core/errors.ts'
+import { rawIntegerText } from '../core/exact-integer.ts'
 
 export type Body = Record<string, unknown>
 

@@ -1,29 +1,39 @@
 /**
- * GET /v1/models. With a provider named in the headers, the provider's own list (for providers
- * that serve OpenAI's /models); otherwise the models enabled on the providers this workspace may
- * use, written `@slug/model` so each id routes by itself.
+ * GET /v1/models. With a provider named (header, or a config), the provider's own list for
+ * providers that serve OpenAI's /models, else the models enabled on it; with none named, the
+ * models enabled on every provider this workspace may use, written `@slug/model` so each id
+ * routes by itself.
  */
 import type { FastifyInstance } from 'fastify'
-import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
-import { providerFromHeaders, resolveProvider } from '../../pipeline/resolve-route.ts'
-import { sendUpstream } from '../../upstream/transport.ts'
-import { errorFromProvider } from '../../pipeline/provider-errors.ts'
+import type { PipelineDeps } from '../../pipeline/build.ts'
+import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import { listReachableModels } from '../../pipeline/model-list.ts'
+import type { Answer } from '../../pipeline/stage.ts'
+import type { CompiledProvider } from '../../routing/target.ts'
+import { errorFromProvider } from '../../upstream/provider-errors.ts'
+import { sendUpstream } from '../../upstream/transport.ts'
+import { OPENAI_FORMAT, pipelineHandler } from '../pipeline-route.ts'
+
+/** The enabled models of one provider (one that does not serve OpenAI's /models). */
+function listEnabled(provider: CompiledProvider): Answer {
+  const data = provider.record.models.map((model) => ({ id: `@${provider.record.slug}/${model}`, object: 'model', created: 0, owned_by: provider.record.slug }))
+  return { kind: 'json', status: 200, body: { object: 'list', data }, usage: null }
+}
+
+export const modelsRoute: RouteSpec = {
+  operation: { name: 'models', endpointType: 'models', format: 'openai', textual: false, cacheable: false },
+  model: () => undefined,
+  async attempt(exchange, target, _body, signal) {
+    const provider = target.route.provider
+    if (!provider.adapter.passthrough) return listEnabled(provider)
+    const upstream = await sendUpstream(provider.endpoint, { method: 'GET', path: '/models', headers: {} }, { signal })
+    const body: unknown = await upstream.body.json().catch(() => null)
+    if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug, provider.endpoint.credentials)
+    return { kind: 'json', status: 200, body, usage: null }
+  },
+  answerUnrouted: async (exchange) => ({ kind: 'json', status: 200, body: { object: 'list', data: await listReachableModels(exchange.context.runtime, exchange.context.workspaceId, exchange.context.signal) }, usage: null }),
+}
 
 export function registerModelRoutes(app: FastifyInstance, deps: PipelineDeps): void {
-  app.get('/v1/models', async (request, reply) => {
-    const context = beginRequest(deps, request, reply)
-    reply.header('x-gateway-trace-id', context.trace.traceId)
-    const named = providerFromHeaders(request.headers)
-    if (named !== null) {
-      const provider = resolveProvider(context.runtime, context.workspaceId, named)
-      if (provider.adapter.passthrough) {
-        const upstream = await sendUpstream(provider.endpoint, { method: 'GET', path: '/models', headers: {} }, { signal: context.signal })
-        const body = await upstream.body.json().catch(() => null)
-        if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug, provider.endpoint.credentials)
-        return reply.header('x-gateway-provider', provider.record.slug).send(body)
-      }
-    }
-    return { object: 'list', data: await listReachableModels(context.runtime, context.workspaceId, context.signal, named) }
-  })
+  app.get('/v1/models', pipelineHandler(modelsRoute, deps, OPENAI_FORMAT))
 }

@@ -3,7 +3,7 @@
  * (`n: 1`, `presence_penalty: 0`...). Set to the default they ask for nothing and need no warning;
  * any other value is a warning. Adapters list these fields as handled and call this instead.
  */
-import { invalidParameter } from '../../errors.ts'
+import { invalidParameter } from '../../core/errors.ts'
 import type { ChatRequest, Warning } from '../canonical.ts'
 import { unsupportedParameter } from './warnings.ts'
 

@@ -6,9 +6,9 @@
  * authorization must not hand the stored credential to the caller or the logs.
  */
 import type { ProviderErrorInfo } from '../providers/adapter.ts'
-import { GatewayError, type ErrorCode } from '../errors.ts'
-import { knownSecretValues, scrubSecrets } from '../telemetry/scrub.ts'
-import type { SecretBag } from '../telemetry/secret.ts'
+import { GatewayError, type ErrorCode } from '../core/errors.ts'
+import { knownSecretValues, scrubSecrets } from '../core/scrub.ts'
+import type { SecretBag } from '../core/secret.ts'
 
 export class ProviderHttpError extends GatewayError {
   readonly info: ProviderErrorInfo
