@@ -23,6 +23,20 @@ const MiB = 1024 * 1024
 let hostile: Server
 let hostileUrl: string
 
+/** Writes `piece` `count` times as fast as the reader takes it, then `tail`; stops if the reader leaves. */
+function pump(response: ServerResponse, piece: string | Buffer, count: number, tail: string): void {
+  let left = count
+  response.on('close', () => (left = 0))
+  const write = (): void => {
+    while (left > 0) {
+      left--
+      if (!response.write(piece)) return void response.once('drain', write)
+    }
+    if (!response.writableEnded) response.end(tail)
+  }
+  write()
+}
+
 function hostileHandler(request: IncomingMessage, response: ServerResponse): void {
   const mode = request.url!.split('/')[1]
   request.resume()
@@ -36,49 +50,20 @@ function hostileHandler(request: IncomingMessage, response: ServerResponse): voi
     // 60 MiB of one SSE line that never ends, written as fast as the gateway reads.
     response.writeHead(200, { 'content-type': 'text/event-stream' })
     response.write('data: ')
-    const piece = 'x'.repeat(64 * 1024)
-    let left = 960
-    const pump = (): void => {
-      while (left > 0) {
-        left--
-        if (!response.write(piece)) return void response.once('drain', pump)
-      }
-      response.end()
-    }
-    pump()
-    response.on('close', () => (left = 0))
+    pump(response, 'x'.repeat(64 * 1024), 960, '')
     return
   }
   if (mode === 'huge') {
     // A 100 MiB JSON answer without a declared length.
     response.writeHead(200, { 'content-type': 'application/json' })
     response.write('{"id":"x","object":"chat.completion","choices":[],"pad":"')
-    const piece = 'y'.repeat(MiB)
-    let left = 100
-    const pump = (): void => {
-      while (left > 0) {
-        left--
-        if (!response.write(piece)) return void response.once('drain', pump)
-      }
-      response.end('"}')
-    }
-    pump()
-    response.on('close', () => (left = 0))
+    pump(response, 'y'.repeat(MiB), 100, '"}')
     return
   }
   if (mode === 'download') {
     // A 96 MiB passthrough file body.
     response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(96 * MiB) })
-    const piece = Buffer.alloc(MiB, 1)
-    let left = 96
-    const pump = (): void => {
-      while (left > 0) {
-        left--
-        if (!response.write(piece)) return void response.once('drain', pump)
-      }
-      response.end()
-    }
-    pump()
+    pump(response, Buffer.alloc(MiB, 1), 96, '')
     return
   }
   response.writeHead(404).end()
