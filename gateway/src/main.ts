@@ -13,6 +13,8 @@
  *   GATEHOUSE_REDIS_URL                       shared runtime state (the response cache) for every replica;
  *                                             in process when unset
  *   GATEHOUSE_REDIS_KEY_PREFIX                prefix of Gatehouse's Redis keys (default gh)
+ *   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE
+ *                                             JWTs on the data plane, verified here (no control plane needed)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -22,6 +24,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Redis } from 'ioredis'
 import { RedisResponseCache } from './cache/redis.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
+import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { buildGatewayServer } from './server.ts'
 import { parseKeyring } from './snapshot/envelope.ts'
@@ -100,6 +103,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     ...(redis ? { responseCache: new RedisResponseCache(redis, { prefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }) } : {}),
     logger,
     processMetrics: true,
+    jwt: dataPlaneJwtFromEnv(env),
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
   })

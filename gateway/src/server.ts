@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
 import { GatewayError } from './core/errors.ts'
 import { renderError } from './http/error-handler.ts'
+import { registerJsonBodyParser } from './http/json-body.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
@@ -20,6 +21,7 @@ import { MemoryResponseCache } from './cache/memory.ts'
 import type { ResponseCache } from './cache/response-cache.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
 import { cacheStage } from './pipeline/stages/cache.ts'
+import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
@@ -42,6 +44,8 @@ export interface GatewayServerOptions {
   responseCache?: ResponseCache
   /** Sidecar mode: loopback peers only, no key, every call as the pod's identity (pipeline/authenticate-sidecar.ts). */
   sidecar?: SidecarAuth
+  /** Data-plane JWT verification (`DataPlaneJwt.fromEnv`); absent: API keys only. */
+  jwt?: DataPlaneJwt | null
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -72,6 +76,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     requestIdHeader: false,
   })
   app.decorateRequest('gatewayTrace', null as never)
+  registerJsonBodyParser(app)
 
   // Hooks are callback-style, not async: they run on every request, and a promise each is
   // measurable on the hot path.
@@ -110,7 +115,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
   const features: PipelineFeatures = { cache: cacheStage({ cache: responseCache, logger: app.log }), ...options.features }
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, jwt: options.jwt ?? null, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -115,6 +115,8 @@ describe.skipIf(postgres.skip !== null)('cluster mode: control plane + two gatew
     expect(workspace.status).toBe(200)
     workspaceId = workspace.body.id as string
     organizationId = (await store.organizations.first())!.id
+    // The simulator listens on loopback: this organisation lets its providers reach private networks.
+    expect((await admin('/v1/organisation/settings', { method: 'PUT', body: { network_settings: { allow_private_networks: true } } })).status).toBe(200)
     await store.providers.upsert({
       organizationId,
       workspaceId,

@@ -106,6 +106,9 @@ beforeAll(async () => {
     { slug: 'openai-rt', kind: 'openai', baseUrl: echo.baseUrl, credentials: { apiKey: UPSTREAM_KEY } },
     { slug: 'openai-badkey', kind: 'openai', baseUrl: echo.baseUrl, credentials: { apiKey: 'sk-wrong' } },
     { slug: 'deepseek-main', kind: 'deepseek', baseUrl: echo.baseUrl },
+    // Written by a workspace: neither a loopback literal nor a name resolving to loopback may be reached.
+    { slug: 'tenant-literal', kind: 'openai', baseUrl: echo.baseUrl, network: 'public' },
+    { slug: 'tenant-name', kind: 'openai', baseUrl: echo.baseUrl.replace('127.0.0.1', 'localhost'), network: 'public' },
   ])
   realtimeUrl = `${gateway.baseUrl.replace('http:', 'ws:')}/realtime`
 })
@@ -192,5 +195,15 @@ describe('realtime WebSocket proxy', () => {
 
     const plain = await fetch(`${gateway.baseUrl}/realtime?model=@openai-rt/gpt-realtime`, { headers })
     expect(plain.status).toBe(400)
+  })
+
+  it('refuses a provider whose address leads to a private network unless it is allowed one, before any handshake', async () => {
+    const headers = { authorization: `Bearer ${gateway.workspaceKey}` }
+    for (const slug of ['tenant-literal', 'tenant-name']) {
+      const refused = await refusal(new WebSocket(`${realtimeUrl}?model=@${slug}/gpt-realtime`, { headers }))
+      expect(refused.status).toBe(403)
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'upstream_address_blocked' } })
+    }
+    expect(echo.handshakes).toHaveLength(0)
   })
 })

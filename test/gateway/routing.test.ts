@@ -24,9 +24,9 @@ const providers = (): TestProvider[] => [
     slug: 'hosted',
     kind: 'openai',
     baseUrl: primary.baseUrl,
-    options: { allowCustomHost: 'true', allowPrivateNetwork: 'true', allowForwardHeaders: 'true' },
+    options: { allowedCustomHosts: new URL(secondary.baseUrl).origin, allowForwardHeaders: 'true' },
   },
-  { slug: 'public-only', kind: 'openai', baseUrl: primary.baseUrl, options: { allowCustomHost: 'true' } },
+  { slug: 'public-only', kind: 'openai', baseUrl: 'https://api.openai.example/v1', network: 'public', options: { allowedCustomHosts: new URL(secondary.baseUrl).origin } },
 ]
 
 beforeAll(async () => {
@@ -357,6 +357,11 @@ describe('override_params, custom_host, forward_headers', () => {
     const host = await chat({ provider: '@primary', custom_host: secondary.baseUrl })
     expect(host.status).toBe(403)
     expect(host.body.error).toMatchObject({ code: 'custom_host_not_allowed', param: 'config.custom_host' })
+    // A host the provider's owner did not list never receives the stored credential.
+    const unlisted = await chat({ provider: '@hosted', custom_host: claude.url })
+    expect(unlisted.status).toBe(403)
+    expect(unlisted.body.error).toMatchObject({ code: 'custom_host_not_allowed', param: 'config.custom_host' })
+    expect(claude.requests).toHaveLength(0)
     const headers = await chat({ provider: '@primary', forward_headers: ['x-team-id'] })
     expect(headers.body.error).toMatchObject({ code: 'forward_headers_not_allowed', param: 'config.forward_headers' })
     expect(primary.requests).toHaveLength(0)

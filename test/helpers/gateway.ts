@@ -19,6 +19,8 @@ export interface TestProvider {
   options?: Record<string, string>
   models?: string[]
   workspaceId?: string | null
+  /** Simulators listen on loopback: test providers are operator-declared (`private-allowed`) unless a test says otherwise. */
+  network?: 'public' | 'private-allowed'
 }
 
 export interface TestGateway {
@@ -56,6 +58,7 @@ export function buildSnapshot(providers: TestProvider[], keys: { workspaceKey: s
       options: provider.options ?? {},
       models: provider.models ?? [],
       workspaceId: provider.workspaceId === undefined ? WORKSPACE_ID : provider.workspaceId,
+      network: provider.network ?? 'private-allowed',
     })),
   }
 }

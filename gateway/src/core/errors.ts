@@ -74,6 +74,7 @@ export const errorCatalog = {
   dependency_unavailable: { status: 503, type: 'service_unavailable_error' },
   not_ready: { status: 503, type: 'service_unavailable_error' },
   internal_error: { status: 500, type: 'api_error' },
+  upstream_response_too_large: { status: 502, type: 'upstream_error' },
 } as const satisfies Record<string, CatalogEntry>
 
 export type ErrorCode = keyof typeof errorCatalog

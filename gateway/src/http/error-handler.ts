@@ -4,6 +4,13 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { GatewayError, toGatewayError } from '../core/errors.ts'
+import { scrubSecrets } from '../core/scrub.ts'
+
+/** An error as a log line may carry it: message and stack scrubbed of anything shaped like a key. */
+function loggable(error: unknown): unknown {
+  if (!(error instanceof Error)) return typeof error === 'string' ? scrubSecrets(error) : error
+  return { type: error.name, message: scrubSecrets(error.message), stack: error.stack === undefined ? undefined : scrubSecrets(error.stack) }
+}
 
 function fromFastify(error: FastifyError): GatewayError | null {
   switch (error.code) {
@@ -30,9 +37,12 @@ export function renderError(
   toBody: (error: GatewayError) => unknown = (gatewayError) => gatewayError.toBody(),
 ): FastifyReply {
   const gatewayError = error instanceof GatewayError ? error : (fromFastify(error as FastifyError) ?? toGatewayError(error))
+  // Provider messages are scrubbed where they are made (provider-errors.ts, with the provider's own
+  // secrets); this pass catches key-shaped text in any message before it is sent or logged.
+  gatewayError.message = scrubSecrets(gatewayError.message)
   if (gatewayError.code === 'internal_error') {
-    // The cause may hold upstream detail; it is logged, never sent.
-    request.log.error({ err: gatewayError.cause ?? gatewayError, code: gatewayError.code }, gatewayError.message)
+    // The cause may hold upstream detail; it is logged (scrubbed), never sent.
+    request.log.error({ err: loggable(gatewayError.cause ?? gatewayError), code: gatewayError.code }, gatewayError.message)
   } else if (gatewayError.status >= 500) {
     // Expected trouble (a provider down, not ready yet): one line, no stack.
     request.log.warn({ code: gatewayError.code, status: gatewayError.status }, gatewayError.message)

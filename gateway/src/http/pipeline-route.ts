@@ -7,6 +7,7 @@ import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { GatewayError } from '../core/errors.ts'
 import { buildRoutePipeline, type PipelineDeps } from '../pipeline/build.ts'
+import { refuseRepeatedCredentials } from '../pipeline/authenticate.ts'
 import { ExchangeContext, type Trace } from '../pipeline/context.ts'
 import { toJsonText } from '../pipeline/raw-json.ts'
 import type { RouteSpec } from '../pipeline/route-spec.ts'
@@ -28,6 +29,7 @@ export function notReady(): GatewayError {
 export function startExchange(spec: RouteSpec, deps: PipelineDeps, pipeline: Pipeline, request: FastifyRequest, reply: FastifyReply): Exchange {
   const runtime = deps.holder.current
   if (!runtime) throw notReady()
+  refuseRepeatedCredentials(request.raw.rawHeaders)
   const controller = new AbortController()
   const response = reply.raw
   response.once('close', () => {

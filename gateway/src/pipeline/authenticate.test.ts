@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { RuntimeHolder } from '../runtime/holder.ts'
 import type { RuntimeConfig } from '../runtime/compile.ts'
 import { generateApiKey, hashApiKey, SNAPSHOT_SCHEMA_VERSION, type GatewaySnapshotInput } from '../snapshot/index.ts'
-import { authenticateKey } from './authenticate.ts'
+import { authenticateKey, refuseRepeatedCredentials } from './authenticate.ts'
 
 const PEPPER = 'unit-test-pepper'
 
@@ -71,5 +71,16 @@ describe('authenticateKey', () => {
     expect(() => authenticateKey(runtime, raw, 'other-pepper', 0)).toThrow(expect.objectContaining({ code: 'invalid_api_key' }))
     authenticateKey(runtime, raw, PEPPER, 0)
     expect(() => authenticateKey(runtime, raw, 'other-pepper', 0)).toThrow(expect.objectContaining({ code: 'invalid_api_key' }))
+  })
+})
+
+describe('refuseRepeatedCredentials', () => {
+  it('refuses two Authorization headers or two x-gateway-api-key headers, in any case', () => {
+    expect(() => refuseRepeatedCredentials(['Authorization', 'Bearer a', 'authorization', 'Bearer b'])).toThrow(expect.objectContaining({ code: 'invalid_header', status: 400, param: 'authorization' }))
+    expect(() => refuseRepeatedCredentials(['x-gateway-api-key', 'a', 'Host', 'h', 'X-Gateway-Api-Key', 'b'])).toThrow(expect.objectContaining({ param: 'x-gateway-api-key' }))
+  })
+
+  it('accepts one of each: the explicit header keeps precedence', () => {
+    expect(() => refuseRepeatedCredentials(['x-gateway-api-key', 'a', 'authorization', 'Bearer b', 'accept', '*/*'])).not.toThrow()
   })
 })

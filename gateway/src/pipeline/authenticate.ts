@@ -10,6 +10,24 @@ import type { CompiledKey, RuntimeConfig } from '../runtime/compile.ts'
 import { hashApiKey, parseApiKey } from '../snapshot/keys.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
 
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-gateway-api-key'])
+
+/**
+ * Refuses a request carrying a credential header twice. Node keeps only the first `Authorization`
+ * (and joins repeated custom headers), so which credential "counts" would be an accident of
+ * parsing; the raw header list (`request.raw.rawHeaders`: name, value, name, value...) shows them
+ * all. One of each (`x-gateway-api-key` and `Authorization`) is fine: the explicit header wins.
+ */
+export function refuseRepeatedCredentials(rawHeaders: readonly string[]): void {
+  const seen = new Set<string>()
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase()
+    if (!CREDENTIAL_HEADERS.has(name)) continue
+    if (seen.has(name)) throw new GatewayError('invalid_header', `Send the '${name}' header once`, { param: name })
+    seen.add(name)
+  }
+}
+
 export function presentedKey(headers: RequestHeaders): string | undefined {
   const explicit = header(headers, 'x-gateway-api-key')
   if (explicit) return explicit

@@ -10,6 +10,7 @@
  * guardrails so a denied answer is never stored. Feature stages (account, limits, guardrails,
  * cache) are optional: a gateway without them, or a route they do not apply to, pays nothing.
  */
+import type { DataPlaneJwt } from './authenticate-jwt.ts'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import type { SidecarAuth } from './authenticate-sidecar.ts'
 import type { RouteSpec } from './route-spec.ts'
@@ -34,6 +35,8 @@ export interface PipelineDeps {
   holder: RuntimeHolder
   pepper: string
   now: () => number
+  /** Data-plane JWT verification; absent: API keys only. */
+  jwt?: DataPlaneJwt | null
   features?: PipelineFeatures
   /** Sidecar mode: calls need no key and run as the pod's identity. */
   sidecar?: SidecarAuth

@@ -65,7 +65,7 @@ function responseContext(model: string): ResponseContext {
 }
 
 function providerFailure(target: RouteTarget, status: number, headers: Record<string, string>, body: unknown): GatewayError {
-  return errorFromProvider(target.provider.adapter.parseError(status, headers, body), target.provider.record.slug)
+  return errorFromProvider(target.provider.adapter.parseError(status, headers, body), target.provider.record.slug, target.provider.endpoint.credentials)
 }
 
 async function failFromStatus(target: RouteTarget, response: UpstreamResponse): Promise<never> {
@@ -154,7 +154,7 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
   let result: StreamResult<Chunk> | null = null
 
   const translateErrors = (error: unknown): unknown => {
-    if (error instanceof ProviderStreamError) return errorFromProvider(error.info, target.provider.record.slug)
+    if (error instanceof ProviderStreamError) return errorFromProvider(error.info, target.provider.record.slug, target.provider.endpoint.credentials)
     if (error instanceof MalformedResponseError) return malformed(target, error)
     if (error instanceof GatewayError) return error
     return transportError(error, options.signal)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { forwardedRequestHeaders, relayedResponseHeaders } from './passthrough.ts'
+import { forwardedRequestHeaders, relayedResponseHeaders, safeUpstreamPath } from './passthrough.ts'
 
 describe('passthrough header allowlists', () => {
   const client = {
@@ -43,5 +43,27 @@ describe('passthrough header allowlists', () => {
       'x-ratelimit-remaining-requests': '9',
     })
     expect(relayedResponseHeaders(upstream, false)).not.toHaveProperty('content-length')
+  })
+})
+
+describe('safeUpstreamPath', () => {
+  it.each([
+    ['/files/%2e%2e/content', 'invalid_parameter'],
+    ['/files/%2E%2E/content', 'invalid_parameter'],
+    ['/files/../content', 'invalid_parameter'],
+    ['/files/./content', 'invalid_parameter'],
+    ['/files/.%2e/content', 'invalid_parameter'],
+    ['/files/a%2fb/content', 'invalid_parameter'],
+    ['/files/a%5cb/content', 'invalid_parameter'],
+    ['/files/%zz/content', 'invalid_parameter'],
+    ['/vector_stores/', 'route_not_found'],
+    ['/vector_stores//files', 'route_not_found'],
+  ])('refuses %s (%s)', (path, code) => {
+    expect(() => safeUpstreamPath(path)).toThrow(expect.objectContaining({ code }))
+  })
+
+  it('passes ordinary paths and leaves the query alone', () => {
+    expect(safeUpstreamPath('/files/file-abc/content?x=../y')).toBe('/files/file-abc/content?x=../y')
+    expect(safeUpstreamPath('/vector_stores/vs_1/files/file%2Dx')).toBe('/vector_stores/vs_1/files/file%2Dx')
   })
 })

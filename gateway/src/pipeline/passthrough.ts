@@ -5,6 +5,7 @@
  * upload streams through without being held in memory). Only allowlisted response headers come back.
  */
 import { Readable } from 'node:stream'
+import { GatewayError } from '../core/errors.ts'
 import type { HttpMethod } from '../providers/adapter.ts'
 import { sendUpstream, type UpstreamResponse } from '../upstream/transport.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
@@ -67,6 +68,33 @@ export function relayedResponseHeaders(headers: Readonly<Record<string, string>>
   return out
 }
 
+const ENCODED_SEPARATOR = /[/\\]/
+
+/**
+ * The path a passthrough call may send upstream, checked segment by segment as the provider's URL
+ * parser will read it: a segment that decodes to `.` or `..` (`/files/%2e%2e/content` would leave
+ * its route and reach `/content` with the stored credential), an encoded `/` or `\\`, or an empty
+ * segment (`/vector_stores/` with no id) is refused before any upstream call.
+ */
+export function safeUpstreamPath(pathAndQuery: string): string {
+  const queryAt = pathAndQuery.indexOf('?')
+  const path = queryAt === -1 ? pathAndQuery : pathAndQuery.slice(0, queryAt)
+  const segments = path.split('/').slice(1)
+  for (const segment of segments) {
+    if (segment === '') throw new GatewayError('route_not_found', `No route for '${path}': a path segment is empty`)
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(segment)
+    } catch {
+      throw new GatewayError('invalid_parameter', `The path segment '${segment.slice(0, 64)}' is not valid percent-encoding`, { param: 'path' })
+    }
+    if (decoded === '.' || decoded === '..' || ENCODED_SEPARATOR.test(decoded)) {
+      throw new GatewayError('invalid_parameter', `The path segment '${segment.slice(0, 64)}' would leave its route`, { param: 'path' })
+    }
+  }
+  return pathAndQuery
+}
+
 /**
  * Sends the call to the target's provider. A provider error is read (bounded) and thrown as the
  * catalog error for it, so callers of every group see one error shape; success returns the
@@ -76,12 +104,12 @@ export async function forwardToProvider(target: RouteTarget, call: PassthroughCa
   const rawBody = call.body instanceof Readable
   const response = await sendUpstream(
     target.provider.endpoint,
-    { method: call.method, path: call.path, headers: forwardedRequestHeaders(call.headers, rawBody), body: call.body },
+    { method: call.method, path: safeUpstreamPath(call.path), headers: forwardedRequestHeaders(call.headers, rawBody), body: call.body },
     { signal },
   )
   if (response.status >= 400) {
     const body = await readErrorBody(response)
-    throw errorFromProvider(target.provider.adapter.parseError(response.status, response.headers, body), target.provider.record.slug)
+    throw errorFromProvider(target.provider.adapter.parseError(response.status, response.headers, body), target.provider.record.slug, target.provider.endpoint.credentials)
   }
   return response
 }

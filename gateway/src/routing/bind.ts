@@ -9,13 +9,13 @@ import { GatewayError } from '../core/errors.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
 import { checkModelAllowed, parseModelReference, resolveDirectTarget, type CompiledProvider, type ProviderLookup, type RouteTarget } from './target.ts'
 import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
+import { ALLOWED_CUSTOM_HOSTS_OPTION, customHostAllowed } from './custom-host.ts'
 import type { ExecutableTarget } from './execute.ts'
 import { mapTargets, type PlanLeaf, type PlanNode, type ProviderRef } from './plan.ts'
 
-/** Provider options an admin sets to let configs use `custom_host`, private addresses, `forward_headers`. */
+/** Provider options an admin sets to let configs use `custom_host` and `forward_headers`. */
 export const PROVIDER_OPTIONS = {
-  allowCustomHost: 'allowCustomHost',
-  allowPrivateNetwork: 'allowPrivateNetwork',
+  allowedCustomHosts: ALLOWED_CUSTOM_HOSTS_OPTION,
   allowForwardHeaders: 'allowForwardHeaders',
 } as const
 
@@ -38,12 +38,15 @@ function optionOn(provider: CompiledProvider, name: string): boolean {
 }
 
 function withCustomHost(provider: CompiledProvider, host: URL, path: string): CompiledProvider {
-  if (!optionOn(provider, PROVIDER_OPTIONS.allowCustomHost)) {
-    throw new GatewayError('custom_host_not_allowed', `Provider '@${provider.record.slug}' does not allow a custom_host; its admin can set option ${PROVIDER_OPTIONS.allowCustomHost}`, {
-      param: `${path}.custom_host`,
-    })
+  // The custom host receives the provider's stored credential: only hosts its owner listed may.
+  if (!customHostAllowed(host, provider.record.options[ALLOWED_CUSTOM_HOSTS_OPTION])) {
+    throw new GatewayError(
+      'custom_host_not_allowed',
+      `Provider '@${provider.record.slug}' does not allow the custom_host '${host.origin}'; its admin can list it in option ${ALLOWED_CUSTOM_HOSTS_OPTION}`,
+      { param: `${path}.custom_host` },
+    )
   }
-  const dispatcher = ssrfSafeDispatcher(optionOn(provider, PROVIDER_OPTIONS.allowPrivateNetwork))
+  const dispatcher = ssrfSafeDispatcher(provider.record.network === 'private-allowed')
   return { ...provider, endpoint: { ...provider.endpoint, baseUrl: host, dispatcher } }
 }
 

@@ -25,7 +25,7 @@ function snapshot(change: (input: GatewaySnapshotInput) => void = () => undefine
     ],
     providers: [
       { id: 'p-openai', slug: 'openai', name: 'OpenAI', kind: 'openai', baseUrl: 'https://api.openai.example/v1', workspaceId: 'ws-a', models: ['gpt-4o', 'gpt-4o-mini'] },
-      { id: 'p-shared', slug: 'shared', name: 'Shared', kind: 'openai', baseUrl: 'https://shared.example/v1', options: { allowCustomHost: 'true', allowForwardHeaders: 'true' } },
+      { id: 'p-shared', slug: 'shared', name: 'Shared', kind: 'openai', baseUrl: 'https://shared.example/v1', options: { allowedCustomHosts: 'https://models.example.org, *.corp.example', allowForwardHeaders: 'true' } },
     ],
     configs: [
       { id: 'cfg-org', slug: 'standard', config: { provider: '@shared' } },
@@ -156,6 +156,10 @@ describe('bindPlan', () => {
 
   it('refuses custom hosts and forwarded headers the provider does not allow', () => {
     expect(() => bind({ provider: '@openai', custom_host: 'https://x.example' })).toThrow(expect.objectContaining({ code: 'custom_host_not_allowed', param: 'config.custom_host' }))
+    // The stored credential goes only to hosts the provider's owner listed.
+    expect(() => bind({ provider: '@shared', custom_host: 'https://attacker.example/v1' })).toThrow(expect.objectContaining({ code: 'custom_host_not_allowed', param: 'config.custom_host' }))
+    expect(() => bind({ provider: '@shared', custom_host: 'http://models.example.org/v1' })).toThrow(expect.objectContaining({ code: 'custom_host_not_allowed' }))
+    expect(leavesOf(bind({ provider: '@shared', custom_host: 'https://eu.corp.example/v1' }))[0]!.target.route.provider.endpoint.baseUrl.host).toBe('eu.corp.example')
     expect(() => bind({ provider: '@openai', forward_headers: ['x-team'] })).toThrow(expect.objectContaining({ code: 'forward_headers_not_allowed' }))
   })
 })

@@ -6,8 +6,9 @@
 import type { Dispatcher } from 'undici'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
-import type { GatewaySnapshot, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
+import type { GatewaySnapshot, ProviderNetwork, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
 import { secretBag } from '../core/secret.ts'
+import { ssrfConnector } from '../upstream/ssrf.ts'
 import { createPool, defaultTimeouts } from '../upstream/transport.ts'
 import type { CompiledProvider, ProviderLookup } from '../routing/target.ts'
 export type { CompiledProvider } from '../routing/target.ts'
@@ -25,6 +26,8 @@ export interface RuntimeConfig extends ProviderLookup {
   readonly organizationId: string
   readonly keysByHash: ReadonlyMap<string, CompiledKey>
   readonly workspaces: ReadonlyMap<string, SnapshotWorkspace>
+  /** The config a workspace's callers without a key of their own (JWTs) run under: the workspace's, else the deployment's. */
+  readonly workspaceDefaults: ReadonlyMap<string, CompiledConfig | null>
   /** `${workspaceId}/${slug}` for workspace providers, `*\/${slug}` for organisation-wide ones; ids too. */
   readonly providers: ReadonlyMap<string, CompiledProvider>
   /** Saved configs, validated and planned: `id:${id}` and `slug:${workspaceId or *}/${slug}`. */
@@ -39,12 +42,21 @@ export interface CompileProblem {
 }
 
 /** Reuses pools of an earlier runtime for unchanged origins, so a snapshot swap keeps warm connections. */
-export type PoolSource = (origin: string) => Dispatcher
+export type PoolSource = (origin: string, network: ProviderNetwork) => Dispatcher
+
+/**
+ * A provider's pool: every connection goes through the SSRF check (a tenant may have written the
+ * base URL), reaching private networks only where the snapshot allows it for that provider.
+ */
+export function createProviderPool(origin: string, network: ProviderNetwork): Dispatcher {
+  const connect = ssrfConnector({ allowPrivateNetwork: network === 'private-allowed', connectTimeoutMs: defaultTimeouts.connectMs })
+  return createPool(origin, defaultTimeouts, undefined, connect)
+}
 
 export function compileRuntime(
   snapshot: GatewaySnapshot,
   hash: string,
-  poolFor: PoolSource = (origin) => createPool(origin, defaultTimeouts),
+  poolFor: PoolSource = createProviderPool,
 ): { ok: true; runtime: RuntimeConfig } | { ok: false; problems: CompileProblem[] } {
   const problems: CompileProblem[] = []
   const dispatchers = new Set<Dispatcher>()
@@ -106,7 +118,7 @@ export function compileRuntime(
       return
     }
     const baseUrl = new URL(base)
-    const dispatcher = poolFor(baseUrl.origin)
+    const dispatcher = poolFor(baseUrl.origin, record.network)
     dispatchers.add(dispatcher)
     const compiled: CompiledProvider = {
       record,
@@ -139,6 +151,7 @@ export function compileRuntime(
       organizationId: snapshot.organizationId,
       keysByHash,
       workspaces,
+      workspaceDefaults: new Map(snapshot.workspaces.map((workspace) => [workspace.id, workspaceDefaults.get(workspace.id) ?? deploymentDefault(workspace.id)])),
       providers,
       configs,
       dispatchers,

@@ -6,8 +6,8 @@
 import type { Dispatcher } from 'undici'
 import { TargetHealthRegistry } from '../routing/target-health.ts'
 import { validateSnapshot, type SnapshotProblem } from '../snapshot/validate.ts'
-import { createPool, defaultTimeouts } from '../upstream/transport.ts'
-import { compileRuntime, type RuntimeConfig } from './compile.ts'
+import type { ProviderNetwork } from '../snapshot/schema.ts'
+import { compileRuntime, createProviderPool, type RuntimeConfig } from './compile.ts'
 
 export type ApplyResult =
   | { ok: true; generation: number; hash: string; unchanged: boolean }
@@ -47,7 +47,7 @@ export class RuntimeHolder {
     if (this.#current && this.#current.hash === validation.hash && this.#current.generation === validation.snapshot.generation) {
       return { ok: true, generation: validation.snapshot.generation, hash: validation.hash, unchanged: true }
     }
-    const compiled = compileRuntime(validation.snapshot, validation.hash, (origin) => this.#poolFor(origin))
+    const compiled = compileRuntime(validation.snapshot, validation.hash, (origin, network) => this.#poolFor(origin, network))
     if (!compiled.ok) {
       this.#closeUnused()
       return this.#rejected(generation, compiled.problems)
@@ -70,11 +70,13 @@ export class RuntimeHolder {
     await Promise.allSettled(pools.map((pool) => pool.close()))
   }
 
-  #poolFor(origin: string): Dispatcher {
-    let pool = this.#pools.get(origin)
+  #poolFor(origin: string, network: ProviderNetwork): Dispatcher {
+    // Keyed by what the pool may reach too: a provider moved to `public` must not keep a pool that reaches private addresses.
+    const key = `${network} ${origin}`
+    let pool = this.#pools.get(key)
     if (!pool) {
-      pool = createPool(origin, defaultTimeouts)
-      this.#pools.set(origin, pool)
+      pool = createProviderPool(origin, network)
+      this.#pools.set(key, pool)
     }
     return pool
   }

@@ -57,6 +57,13 @@ export const snapshotProvider = z.object({
   status: z.enum(['active', 'disabled']).default('active'),
   /** Optional model allowlist; empty means any model. */
   models: z.array(z.string()).default([]),
+  /**
+   * Which addresses the provider's base URL and custom hosts may reach. `public`: never loopback,
+   * private, link-local or CGNAT ranges (upstream/ssrf.ts). `private-allowed`: those too, for
+   * providers an operator declared (file or Kubernetes resources) or where an organisation setting
+   * allows it; never something a workspace principal can choose. Cloud metadata is never reachable.
+   */
+  network: z.enum(['public', 'private-allowed']).default('public'),
 })
 
 export const snapshotConfig = z.object({
@@ -106,6 +113,7 @@ export type GatewaySnapshotInput = z.input<typeof gatewaySnapshot>
 export type SnapshotWorkspace = z.infer<typeof snapshotWorkspace>
 export type SnapshotApiKey = z.infer<typeof snapshotApiKey>
 export type SnapshotProvider = z.infer<typeof snapshotProvider>
+export type ProviderNetwork = SnapshotProvider['network']
 export type SnapshotConfig = z.infer<typeof snapshotConfig>
 export type SnapshotDeployment = z.infer<typeof snapshotDeployment>
 

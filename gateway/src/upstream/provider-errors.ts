@@ -2,9 +2,13 @@
  * Turns what a provider said into the gateway's error catalog. The provider's status is kept where
  * it means the same thing to the caller (400, 404, 429, 5xx); a provider refusing the stored
  * credential becomes a 502, because a 401 would tell the caller their own Gatehouse key is wrong.
+ * The provider's message is relayed only after scrubbing: an upstream that echoes the request's
+ * authorization must not hand the stored credential to the caller or the logs.
  */
 import type { ProviderErrorInfo } from '../providers/adapter.ts'
 import { GatewayError, type ErrorCode } from '../core/errors.ts'
+import { knownSecretValues, scrubSecrets } from '../core/scrub.ts'
+import type { SecretBag } from '../core/secret.ts'
 
 export class ProviderHttpError extends GatewayError {
   readonly info: ProviderErrorInfo
@@ -16,7 +20,9 @@ export class ProviderHttpError extends GatewayError {
   }
 }
 
-export function errorFromProvider(info: ProviderErrorInfo, providerSlug: string): ProviderHttpError {
+/** `credentials`: the provider's stored credentials, removed from the message wherever they appear. */
+export function errorFromProvider(unscrubbed: ProviderErrorInfo, providerSlug: string, credentials?: SecretBag): ProviderHttpError {
+  const info: ProviderErrorInfo = { ...unscrubbed, message: scrubSecrets(unscrubbed.message, knownSecretValues(credentials)) }
   const { status } = info
   if (status === 401 || status === 403) {
     return new ProviderHttpError('provider_auth_failed', `Provider '@${providerSlug}' refused the configured credential (HTTP ${status})`, info)

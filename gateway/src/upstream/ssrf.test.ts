@@ -2,7 +2,16 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GatewayError } from '../core/errors.ts'
-import { createSsrfSafeDispatcher, isBlockedAddress } from './ssrf.ts'
+import { createSsrfSafeDispatcher, isBlockedAddress, type LookupFunction } from './ssrf.ts'
+
+/** Resolves every name to one address, as a hostile DNS record would. */
+function resolvingTo(address: string): LookupFunction {
+  return (_hostname, options, callback) => {
+    const family = address.includes(':') ? 6 : 4
+    if (options.all) callback(null, [{ address, family }])
+    else callback(null, address, family)
+  }
+}
 
 describe('isBlockedAddress', () => {
   it.each([
@@ -72,6 +81,36 @@ describe('SSRF-safe dispatcher', () => {
     const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true })
     const response = await dispatcher.request({ origin, path: '/', method: 'GET' })
     expect(await response.body.text()).toBe('reached')
+    await dispatcher.close()
+  })
+
+  it('checks the connected address when a name resolves to loopback', async () => {
+    const port = new URL(origin).port
+    const before = hits
+    const refused = createSsrfSafeDispatcher({ allowPrivateNetwork: false, lookup: resolvingTo('127.0.0.1') })
+    const error = await refused.request({ origin: `http://models.example.test:${port}`, path: '/', method: 'GET' }).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'upstream_address_blocked' })
+    expect(hits).toBe(before)
+    await refused.close()
+
+    const allowed = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: resolvingTo('127.0.0.1') })
+    const response = await allowed.request({ origin: `http://models.example.test:${port}`, path: '/', method: 'GET' })
+    expect(await response.body.text()).toBe('reached')
+    await allowed.close()
+  })
+
+  // 0.0.0.0 is in the always-refused set and, if ever connected, lands on this host: the test proves
+  // the always-refused ranges hold where private networks are allowed without sending a packet off
+  // the machine (the metadata addresses share that set; see isBlockedAddress above).
+  it('refuses always-blocked addresses even where private networks are allowed, before connecting', async () => {
+    const port = new URL(origin).port
+    const before = hits
+    const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: resolvingTo('0.0.0.0') })
+    const viaName = await dispatcher.request({ origin: `http://metadata.example.test:${port}`, path: '/', method: 'GET' }).catch((caught: unknown) => caught)
+    expect(viaName).toMatchObject({ code: 'upstream_address_blocked' })
+    const literal = await dispatcher.request({ origin: `http://0.0.0.0:${port}`, path: '/', method: 'GET' }).catch((caught: unknown) => caught)
+    expect(literal).toMatchObject({ code: 'upstream_address_blocked' })
+    expect(hits).toBe(before)
     await dispatcher.close()
   })
 })

@@ -1,12 +1,14 @@
 /**
- * The SSRF-safe dispatcher for outbound calls a tenant can point somewhere (a config's
- * `custom_host`). The check runs on the address the socket actually connected to, after DNS, so
- * neither a hostname resolving to an internal address nor DNS rebinding gets through. Cloud
- * metadata, unspecified, multicast and documentation ranges are always refused; loopback, private,
- * link-local and CGNAT ranges only when the provider's admin set `allowPrivateNetwork: "true"`
- * (in-cluster model servers, and the loopback simulators tests use).
+ * The SSRF-safe connector for every outbound call a tenant can point somewhere: provider pools
+ * (base URLs), a config's `custom_host`, the JWKS fetch. Addresses are checked twice: every address
+ * DNS hands back before connecting (and an IP literal before any lookup), then the address the socket
+ * actually connected to, so neither a hostname resolving to an internal address nor DNS rebinding
+ * gets through. Cloud metadata, unspecified, multicast and documentation ranges are always refused;
+ * loopback, private, link-local and CGNAT ranges only where private networks are allowed (a provider
+ * an operator declared, or an organisation setting: the snapshot's `network: 'private-allowed'`).
  */
-import { BlockList, isIPv4 } from 'node:net'
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { BlockList, isIP, isIPv4 } from 'node:net'
 import { Agent, buildConnector } from 'undici'
 import { GatewayError } from '../core/errors.ts'
 import { defaultTimeouts } from './transport.ts'
@@ -73,32 +75,72 @@ export function isBlockedAddress(address: string, allowPrivateNetwork: boolean):
   return !allowPrivateNetwork && privateNetworks.check(ip, family)
 }
 
+/** `dns.lookup`'s signature, as `net.connect` calls it (`all: true` or not). */
+export type LookupFunction = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) => void
+
 export interface SsrfDispatcherOptions {
   allowPrivateNetwork: boolean
   connectTimeoutMs?: number
+  /** Name resolution (tests resolve names to loopback with it); `dns.lookup` by default. */
+  lookup?: LookupFunction
 }
 
-function guardedConnector(options: SsrfDispatcherOptions): buildConnector.connector {
-  const connect = buildConnector({ timeout: options.connectTimeoutMs ?? defaultTimeouts.connectMs })
+function blocked(hostname: string): GatewayError {
+  return new GatewayError('upstream_address_blocked', `The host '${hostname}' leads to an address this provider may not reach`)
+}
+
+/** Resolves like `lookup`, but fails when any address it found may not be reached. */
+function guardedLookup(lookup: LookupFunction, allowPrivateNetwork: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    lookup(hostname, options, (error, address, family) => {
+      if (error !== null) return callback(error, address, family)
+      const addresses = typeof address === 'string' ? [address] : address.map((entry) => entry.address)
+      if (addresses.some((candidate) => isBlockedAddress(candidate, allowPrivateNetwork))) return callback(blocked(hostname) as NodeJS.ErrnoException, address, family)
+      callback(null, address, family)
+    })
+  }
+}
+
+/** A connector that refuses addresses the options do not allow, before and after connecting. */
+export function ssrfConnector(options: SsrfDispatcherOptions): buildConnector.connector {
+  const connect = buildConnector({
+    timeout: options.connectTimeoutMs ?? defaultTimeouts.connectMs,
+    lookup: guardedLookup(options.lookup ?? (dnsLookup as LookupFunction), options.allowPrivateNetwork),
+  } as buildConnector.BuildOptions)
   return (target, callback) => {
+    // An IP literal is never looked up: check it before any packet is sent.
+    const literal = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname
+    if (isIP(literal) !== 0 && isBlockedAddress(literal, options.allowPrivateNetwork)) return callback(blocked(target.hostname), null)
     connect(target, (error, socket) => {
       if (error !== null) return callback(error, null)
       const address = socket.remoteAddress
       if (address === undefined || isBlockedAddress(address, options.allowPrivateNetwork)) {
         socket.destroy()
-        return callback(
-          new GatewayError('upstream_address_blocked', `The custom host '${target.hostname}' leads to an address this provider may not reach`),
-          null,
-        )
+        return callback(blocked(target.hostname), null)
       }
       callback(null, socket)
     })
   }
 }
 
+/**
+ * For clients that open their own sockets (the realtime WebSocket): refuses an IP-literal host
+ * that may not be reached, and returns the `lookup` that refuses such names, for `http.request`
+ * or `ws` options. Every address the socket can connect to passes through that lookup.
+ */
+export function ssrfSocketOptions(url: URL, allowPrivateNetwork: boolean): { lookup: LookupFunction } {
+  const literal = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+  if (isIP(literal) !== 0 && isBlockedAddress(literal, allowPrivateNetwork)) throw blocked(url.hostname)
+  return { lookup: guardedLookup(dnsLookup as LookupFunction, allowPrivateNetwork) }
+}
+
 export function createSsrfSafeDispatcher(options: SsrfDispatcherOptions): Agent {
   return new Agent({
-    connect: guardedConnector(options),
+    connect: ssrfConnector(options),
     headersTimeout: defaultTimeouts.firstByteMs,
     bodyTimeout: defaultTimeouts.idleMs,
     keepAliveTimeout: 10_000,

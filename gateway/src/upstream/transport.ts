@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream'
 import { Pool, errors as undiciErrors } from 'undici'
-import type { Dispatcher } from 'undici'
+import type { buildConnector, Dispatcher } from 'undici'
 import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
 import { GatewayError } from '../core/errors.ts'
 import type { SecretBag } from '../core/secret.ts'
@@ -41,12 +41,36 @@ export interface SendOptions {
   signal: AbortSignal
   /** Overrides the endpoint's first-byte timeout (a config's `request_timeout`). */
   firstByteTimeoutMs?: number
+  /** Buffered answers only: the most bytes collected (default `maxBufferedResponseBytes`). */
+  maxResponseBytes?: number
 }
 
-export function createPool(origin: string, timeouts: UpstreamTimeouts, maxConnections = 256): Pool {
+const DEFAULT_MAX_BUFFERED_RESPONSE_BYTES = 32 * 1024 * 1024
+
+/**
+ * The largest JSON answer collected whole (`GATEHOUSE_MAX_UPSTREAM_RESPONSE_BYTES`, default 32 MiB):
+ * an answer is held in memory to be parsed and translated, so a provider sending hundreds of MiB
+ * must not take the process's memory with it. Streamed bodies (passthrough, SSE) are not held.
+ */
+export function maxBufferedResponseBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.GATEHOUSE_MAX_UPSTREAM_RESPONSE_BYTES
+  if (raw === undefined || raw === '') return DEFAULT_MAX_BUFFERED_RESPONSE_BYTES
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < 1024) throw new Error(`GATEHOUSE_MAX_UPSTREAM_RESPONSE_BYTES must be an integer of at least 1024, got '${raw}'`)
+  return value
+}
+
+const configuredMaxResponseBytes = maxBufferedResponseBytes()
+
+function responseTooLarge(limitBytes: number): GatewayError {
+  return new GatewayError('upstream_response_too_large', `The provider's answer is larger than ${limitBytes} bytes, the most Gatehouse buffers (GATEHOUSE_MAX_UPSTREAM_RESPONSE_BYTES)`)
+}
+
+/** `connect`: a connector that vets each connection (upstream/ssrf.ts); plain connects otherwise. */
+export function createPool(origin: string, timeouts: UpstreamTimeouts, maxConnections = 256, connect?: buildConnector.connector): Pool {
   return new Pool(origin, {
     connections: maxConnections,
-    connect: { timeout: timeouts.connectMs },
+    connect: connect ?? { timeout: timeouts.connectMs },
     headersTimeout: timeouts.firstByteMs,
     bodyTimeout: timeouts.idleMs,
     keepAliveTimeout: 10_000,
@@ -140,12 +164,21 @@ export interface BufferedResponse {
 export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<BufferedResponse> {
   const { dispatchOptions } = await prepare(endpoint, request, options)
   const { signal } = options
+  const limitBytes = options.maxResponseBytes ?? configuredMaxResponseBytes
   if (signal.aborted) throw transportError(signal.reason, signal)
   return new Promise<BufferedResponse>((resolve, reject) => {
     let controller: Dispatcher.DispatchController | null = null
     let status = 0
     let headers: Record<string, string> = {}
     const chunks: Buffer[] = []
+    let received = 0
+    let refused: GatewayError | null = null
+    // Stops reading and frees what was collected; onResponseError then rejects with `refused`.
+    const refuse = (controllerNow: Dispatcher.DispatchController): void => {
+      refused = responseTooLarge(limitBytes)
+      chunks.length = 0
+      controllerNow.abort(refused)
+    }
     const onAbort = (): void => controller?.abort(signal.reason)
     signal.addEventListener('abort', onAbort, { once: true })
     const settle = (): void => signal.removeEventListener('abort', onAbort)
@@ -154,11 +187,16 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
         controller = started
         if (signal.aborted) started.abort(signal.reason)
       },
-      onResponseStart(_controller, statusCode, responseHeaders) {
+      onResponseStart(started, statusCode, responseHeaders) {
         status = statusCode
         headers = flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>)
+        // A declared length over the limit is refused before any of the body is read.
+        if (Number(headers['content-length']) > limitBytes) refuse(started)
       },
-      onResponseData(_controller, chunk) {
+      onResponseData(started, chunk) {
+        if (refused) return
+        received += chunk.byteLength
+        if (received > limitBytes) return refuse(started)
         chunks.push(chunk)
       },
       onResponseEnd() {
@@ -167,7 +205,7 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
       },
       onResponseError(_controller, error) {
         settle()
-        reject(transportError(error, signal))
+        reject(refused ?? transportError(error, signal))
       },
     })
   })

@@ -5,12 +5,14 @@
  * (unknown fields pass through untouched).
  */
 import { invalidParameter, GatewayError } from '../core/errors.ts'
+import { rawIntegerText } from '../core/exact-integer.ts'
 
 export type Body = Record<string, unknown>
 
-// int64 bounds; doubles cannot hold 2^63 - 1 exactly, and JSON's 9223372036854775807 parses to 2^63.
-const INT64_MIN = -(2 ** 63)
-const INT64_MAX = 2 ** 63
+// int64 bounds. Integers beyond a double's precision arrive as raw JSON (http/json-body.ts) and are
+// compared exactly; a double that rounded to 2^63 is accepted as the int64 maximum it stood for.
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
 
 function describe(value: unknown): string {
   if (value === null) return 'null'
@@ -48,7 +50,16 @@ export interface NumberBounds {
   integer?: boolean
 }
 
+/** An integer too large for a double, kept exact by the body parser: checked with BigInt. */
+function checkRawInteger(digits: string, param: string, bounds: NumberBounds): void {
+  const value = BigInt(digits)
+  if (bounds.min !== undefined && value < BigInt(Math.ceil(bounds.min))) throw invalidParameter(param, `'${param}' must be at least ${bounds.min}, got ${digits}`)
+  if (bounds.max !== undefined && value > BigInt(Math.floor(bounds.max))) throw invalidParameter(param, `'${param}' must be at most ${bounds.max}, got ${digits}`)
+}
+
 export function checkNumber(value: unknown, param: string, bounds: NumberBounds): void {
+  const digits = rawIntegerText(value)
+  if (digits !== undefined) return checkRawInteger(digits, param, bounds)
   if (typeof value !== 'number' || Number.isNaN(value)) throw invalidParameter(param, `'${param}' must be a number, got ${describe(value)}`)
   if (bounds.integer && !Number.isInteger(value)) throw invalidParameter(param, `'${param}' must be an integer, got ${value}`)
   if (bounds.min !== undefined && value < bounds.min) throw invalidParameter(param, `'${param}' must be at least ${bounds.min}, got ${value}`)
@@ -62,7 +73,12 @@ export function optionalNumber(body: Body, name: string, bounds: NumberBounds): 
 }
 
 export function optionalSeed(body: Body): void {
-  optionalNumber(body, 'seed', { integer: true, min: INT64_MIN, max: INT64_MAX })
+  const value = body.seed
+  if (value === undefined || value === null) return
+  const digits = rawIntegerText(value)
+  if (digits === undefined) return checkNumber(value, 'seed', { integer: true, min: Number(INT64_MIN), max: Number(INT64_MAX) })
+  const seed = BigInt(digits)
+  if (seed < INT64_MIN || seed > INT64_MAX) throw invalidParameter('seed', `'seed' must be a 64-bit signed integer, got ${digits}`)
 }
 
 export function optionalLogitBias(body: Body): void {

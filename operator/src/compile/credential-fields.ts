@@ -6,6 +6,8 @@
  * the others are plain options.
  */
 
+import { privateNetworkOptionNames } from '@gatehouse/gateway/snapshot'
+
 /** Wire name -> gateway credential name. */
 const SECRET_FIELDS: Readonly<Record<string, string>> = {
   key: 'apiKey',
@@ -47,6 +49,8 @@ const SECRET_NAME = /secret|password|token|private|credential|service_account|ap
 const GATEWAY_SECRET_NAMES = new Set(Object.values(SECRET_FIELDS))
 
 export function isSecretField(wireName: string): boolean {
+  // `allowPrivateNetwork` is a switch the compiler reads, not a secret, though its name says "private".
+  if (privateNetworkOptionNames({ [wireName]: true }).length > 0) return false
   return wireName in SECRET_FIELDS || GATEWAY_SECRET_NAMES.has(wireName) || SECRET_NAME.test(wireName)
 }
 

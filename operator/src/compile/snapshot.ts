@@ -18,7 +18,7 @@
  * that deployment serves: only the workspaces it is assigned (keys, providers and configs of
  * other workspaces left out), with the deployment's config named in `snapshot.deployment`.
  */
-import { SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type GatewaySnapshot, type GatewaySnapshotInput, type SnapshotApiKey } from '@gatehouse/gateway/snapshot'
+import { providerNetwork, SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type GatewaySnapshot, type GatewaySnapshotInput, type SnapshotApiKey } from '@gatehouse/gateway/snapshot'
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
 import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
@@ -107,8 +107,27 @@ function integrationWorkspaces(integration: IntegrationRecord): ReadonlySet<stri
   return new Set(integration.workspaceAccess.filter((access) => access.enabled).map((access) => access.id))
 }
 
+/**
+ * An endpoint given as `configurations.custom_host` (the reference's name for an integration's or
+ * provider's address); null when absent, a problem when it is not an http(s) URL.
+ */
+function configuredHost(options: Readonly<Record<string, string>>, problems: string[]): string | null {
+  const value = options.custom_host
+  if (value === undefined || value === '') return null
+  try {
+    const url = new URL(value)
+    if (url.protocol === 'https:' || url.protocol === 'http:') return url.href
+  } catch {
+    // reported below
+  }
+  problems.push('configurations.custom_host is not an http(s) URL')
+  return null
+}
+
 interface ProviderSources {
   orgId: string
+  /** The organisation setting network_settings.allow_private_networks. */
+  privateNetworksAllowed: boolean
   now: Date
   integrations: ReadonlyMap<string, IntegrationRecord>
   references: ReadonlyMap<string, SecretReferenceRecord>
@@ -131,7 +150,7 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
   const scopeWorkspace = provider.workspaceId ?? integration?.workspaceId ?? null
   if (integration) {
     kind = integration.kind
-    baseUrl = provider.baseUrl ?? integration.baseUrl
+    baseUrl = provider.baseUrl ?? configuredHost(integration.options, problems) ?? integration.baseUrl
     credentials = await store.integrations.decryptedCredentials(sources.orgId, integration.id)
     options = { ...integration.options }
     const resolved = await resolveSecretMappings(integration.secretMappings, sources.references, scopeWorkspace, sources.read)
@@ -157,6 +176,7 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
   }
   Object.assign(credentials, await store.providers.decryptedCredentials(sources.orgId, provider.id))
   Object.assign(options, stringOptions(provider.options))
+  if (provider.baseUrl === null) baseUrl = configuredHost(stringOptions(provider.options), problems) ?? baseUrl
   const own = await resolveSecretMappings(provider.secretMappings, sources.references, scopeWorkspace, sources.read)
   Object.assign(credentials, own.credentials)
   Object.assign(options, own.options)
@@ -177,6 +197,12 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
     allowedWorkspaceIds,
     status: disabled ? 'disabled' as const : 'active' as const,
     models,
+    // Tenant-written addresses stay on public networks unless the organisation decided otherwise.
+    network: providerNetwork({
+      declaredByOperator: provider.managedBy !== null || (integration?.managedBy ?? null) !== null,
+      organisationAllows: sources.privateNetworksAllowed,
+      options,
+    }),
   }
 }
 
@@ -209,6 +235,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
   const resolveConfig = configResolver(activeConfigs)
   const sources: ProviderSources = {
     orgId,
+    privateNetworksAllowed: (organization.settings as { network_settings?: { allow_private_networks?: boolean } }).network_settings?.allow_private_networks === true,
     now,
     integrations: new Map(integrations.data.map((i) => [i.id, i])),
     references: new Map(references.data.map((r) => [r.id, r])),

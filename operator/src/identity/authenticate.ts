@@ -4,7 +4,7 @@
  * any lookup, then found by its HMAC; anything else is treated as a JWT when JWT authentication is
  * configured. Failures are 401 (AB05) with a message that never echoes the credential.
  */
-import { hashApiKey, parseApiKey } from '@gatehouse/gateway/snapshot'
+import { hashApiKey, isJwtShaped, parseApiKey } from '@gatehouse/gateway/snapshot'
 import type { Clock } from '../clock.ts'
 import { AdminError, forbidden, unauthenticated } from '../errors.ts'
 import type { Store, WorkspaceRole } from '../store/index.ts'
@@ -25,8 +25,6 @@ export interface AuthenticatorDeps {
   jwt: JwtVerifier | null
   organizationId: () => Promise<string>
 }
-
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
 
 export function extractCredential(credentials: Credentials): string | null {
   if (Array.isArray(credentials.apiKeyHeader)) throw unauthenticated('send exactly one x-gateway-api-key header')
@@ -103,7 +101,7 @@ export async function authenticateJwt(deps: AuthenticatorDeps, token: string): P
 /** Which mechanism a credential uses (for audit records of failures). */
 export function credentialKind(raw: string): 'api_key' | 'jwt' | 'unknown' {
   if (raw.startsWith('ghk_')) return 'api_key'
-  return JWT_SHAPE.test(raw) ? 'jwt' : 'unknown'
+  return isJwtShaped(raw) ? 'jwt' : 'unknown'
 }
 
 export async function authenticate(deps: AuthenticatorDeps, credentials: Credentials): Promise<Principal> {

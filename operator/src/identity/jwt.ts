@@ -1,7 +1,8 @@
 /**
  * JWT authentication, the alternative to API keys. Tokens are verified against the configured JWKS
  * with asymmetric algorithms only; `exp`, `iat`, `iss` and `aud` are required (issuer and audience
- * must be configured, or construction fails). Claims map to identity like this:
+ * must be configured, or construction fails). Claims are read by the gateway's snapshot/jwt-claims.ts
+ * (the data plane maps the same claims the same way) and map to identity like this:
  *
  *   sub                 the user: matched to users.external_subject, else users.id, else (first
  *                       sign-in) the user with the token's `email`, whose subject is then recorded;
@@ -10,6 +11,7 @@
  *   scope | scopes      optional; space-separated string or array; intersected with the role's rights
  *   auth_time | iat     session start; older than session_settings.max_session_ttl -> refused
  */
+import { jwtClaims, JwtClaimError, JWT_ASYMMETRIC_ALGORITHMS, JWT_CLOCK_TOLERANCE_SECONDS, JWT_REQUIRED_CLAIMS, stringClaim as sharedStringClaim } from '@gatehouse/gateway/snapshot'
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import type { Clock } from '../clock.ts'
 import { AdminError, unauthenticated } from '../errors.ts'
@@ -17,8 +19,8 @@ import type { Store, UserRecord } from '../store/index.ts'
 import { JwksCache, JwksUnavailableError } from './jwks-cache.ts'
 import { maxSessionTtlSeconds } from './settings.ts'
 
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
-const CLOCK_TOLERANCE_SECONDS = 60
+export const ASYMMETRIC_ALGORITHMS = JWT_ASYMMETRIC_ALGORITHMS
+const CLOCK_TOLERANCE_SECONDS = JWT_CLOCK_TOLERANCE_SECONDS
 
 export interface JwtOptions {
   jwksUrl: string
@@ -51,7 +53,7 @@ export class JwtVerifier {
         algorithms: ASYMMETRIC_ALGORITHMS,
         issuer: this.#options.issuer,
         audience: this.#options.audience,
-        requiredClaims: ['exp', 'iat', 'sub'],
+        requiredClaims: JWT_REQUIRED_CLAIMS,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         currentDate: this.#clock(),
       }))
@@ -64,24 +66,28 @@ export class JwtVerifier {
     if (this.#clock().getTime() / 1000 - started > ttlSeconds + CLOCK_TOLERANCE_SECONDS) {
       throw new AdminError('AB05', `session is older than the organisation's max_session_ttl (${ttlSeconds} s); sign in again`)
     }
+    const claims = claimsOf(payload)
     const user = await resolveUser(store, organizationId, payload, this.#clock())
-    return { user, workspaceClaim: stringClaim(payload, 'workspace_id'), scopes: scopesClaim(payload) }
+    return { user, workspaceClaim: claims.workspaceClaim, scopes: claims.scopes }
   }
 }
 
-function stringClaim(payload: JWTPayload, name: string): string | null {
-  const value = payload[name]
-  if (value === undefined || value === null) return null
-  if (typeof value !== 'string' || value.length === 0) throw unauthenticated(`JWT claim ${name} must be a non-empty string`)
-  return value
+/** An unexpected claim type is refused (401), never mapped to a default role. */
+function guarded<T>(read: () => T): T {
+  try {
+    return read()
+  } catch (error) {
+    if (error instanceof JwtClaimError) throw unauthenticated(error.message)
+    throw error
+  }
 }
 
-function scopesClaim(payload: JWTPayload): string[] | null {
-  if (typeof payload.scope === 'string') return payload.scope.split(' ').filter(Boolean)
-  if (payload.scopes === undefined) return null
-  // An unexpected claim type is refused, never mapped to a default role.
-  if (!Array.isArray(payload.scopes) || !payload.scopes.every((s) => typeof s === 'string')) throw unauthenticated('JWT claim scopes must be an array of strings')
-  return payload.scopes as string[]
+function claimsOf(payload: JWTPayload): ReturnType<typeof jwtClaims> {
+  return guarded(() => jwtClaims(payload))
+}
+
+function stringClaim(payload: JWTPayload, name: string): string | null {
+  return guarded(() => sharedStringClaim(payload, name))
 }
 
 async function resolveUser(store: Store, organizationId: string, payload: JWTPayload, now: Date): Promise<UserRecord> {

@@ -72,7 +72,5 @@ export const MEMBER_SCOPES: ReadonlySet<string> = new Set([
   'deployments:read', 'deployments:list',
 ])
 
-/** Accepts `deployments.create` for `deployments:create`; everything else is returned unchanged. */
-export function normaliseScope(scope: string): string {
-  return scope.startsWith('deployments.') ? `deployments:${scope.slice('deployments.'.length)}` : scope
-}
+/** Accepts `deployments.create` for `deployments:create` (one rule for the admin API and the data plane). */
+export { normaliseScope } from '@gatehouse/gateway/snapshot'

@@ -81,6 +81,8 @@ export const organisationSettingsSchema = z.strictObject({
   }).optional(),
   security_settings: securitySettingsSchema.optional(),
   api_key_settings: apiKeySettingsSchema.optional(),
+  /** Organisation only (workspaces cannot override): let every provider reach private networks. */
+  network_settings: z.strictObject({ allow_private_networks: z.boolean().optional() }).optional(),
 })
 
 export const workspaceSettingsSchema = z.strictObject({

@@ -7,31 +7,16 @@
 import type { FastifyInstance } from 'fastify'
 import type { PipelineDeps } from '../../pipeline/build.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
-import type { Answer, Exchange } from '../../pipeline/stage.ts'
+import { listReachableModels } from '../../pipeline/model-list.ts'
+import type { Answer } from '../../pipeline/stage.ts'
 import type { CompiledProvider } from '../../routing/target.ts'
-import { providerVisibleTo } from '../../runtime/compile.ts'
 import { errorFromProvider } from '../../upstream/provider-errors.ts'
 import { sendUpstream } from '../../upstream/transport.ts'
 import { OPENAI_FORMAT, pipelineHandler } from '../pipeline-route.ts'
 
-interface ModelEntry {
-  id: string
-  object: 'model'
-  created: number
-  owned_by: string
-}
-
-/** The enabled models of the providers the caller may use; only `only`'s when given. */
-function listEnabled(exchange: Exchange, only: CompiledProvider | null): Answer {
-  const { runtime, workspaceId } = exchange.context
-  const seen = new Set<string>()
-  const data: ModelEntry[] = []
-  for (const { record } of runtime.providers.values()) {
-    if (seen.has(record.id) || !providerVisibleTo(record, workspaceId)) continue
-    seen.add(record.id)
-    if (only !== null && record.id !== only.record.id) continue
-    for (const model of record.models) data.push({ id: `@${record.slug}/${model}`, object: 'model', created: 0, owned_by: record.slug })
-  }
+/** The enabled models of one provider (one that does not serve OpenAI's /models). */
+function listEnabled(provider: CompiledProvider): Answer {
+  const data = provider.record.models.map((model) => ({ id: `@${provider.record.slug}/${model}`, object: 'model', created: 0, owned_by: provider.record.slug }))
   return { kind: 'json', status: 200, body: { object: 'list', data }, usage: null }
 }
 
@@ -40,13 +25,13 @@ export const modelsRoute: RouteSpec = {
   model: () => undefined,
   async attempt(exchange, target, _body, signal) {
     const provider = target.route.provider
-    if (!provider.adapter.passthrough) return listEnabled(exchange, provider)
+    if (!provider.adapter.passthrough) return listEnabled(provider)
     const upstream = await sendUpstream(provider.endpoint, { method: 'GET', path: '/models', headers: {} }, { signal })
     const body: unknown = await upstream.body.json().catch(() => null)
-    if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug)
+    if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug, provider.endpoint.credentials)
     return { kind: 'json', status: 200, body, usage: null }
   },
-  answerUnrouted: async (exchange) => listEnabled(exchange, null),
+  answerUnrouted: async (exchange) => ({ kind: 'json', status: 200, body: { object: 'list', data: await listReachableModels(exchange.context.runtime, exchange.context.workspaceId, exchange.context.signal) }, usage: null }),
 }
 
 export function registerModelRoutes(app: FastifyInstance, deps: PipelineDeps): void {

@@ -13,11 +13,13 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws'
 import { GatewayError, toGatewayError } from '../../core/errors.ts'
 import { header } from '../../core/headers.ts'
 import { buildRoutePipeline, type PipelineDeps } from '../../pipeline/build.ts'
+import { refuseRepeatedCredentials } from '../../pipeline/authenticate.ts'
 import { ExchangeContext, readTrace } from '../../pipeline/context.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import { newFacts, type Exchange, type SessionAnswer } from '../../pipeline/stage.ts'
 import type { RouteTarget } from '../../routing/target.ts'
 import { errorFromProvider } from '../../upstream/provider-errors.ts'
+import { ssrfSocketOptions } from '../../upstream/ssrf.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
 import { notReady } from '../pipeline-route.ts'
 
@@ -122,18 +124,18 @@ async function connectUpstream(target: RouteTarget, request: IncomingMessage, ur
   }
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
-  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs })
+  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
 
   return new Promise<WebSocket>((resolve, reject) => {
     const abandon = (): void => upstream.terminate()
     socket.once('close', abandon)
     upstream.once('unexpected-response', (_request, response) => {
       readBounded(response)
-        .then((body) => reject(errorFromProvider(adapter.parseError(response.statusCode ?? 502, flatHeaders(response), body), record.slug)))
+        .then((body) => reject(errorFromProvider(adapter.parseError(response.statusCode ?? 502, flatHeaders(response), body), record.slug, endpoint.credentials)))
         .catch(reject)
         .finally(() => upstream.terminate())
     })
-    upstream.once('error', (error) => reject(new GatewayError('upstream_unavailable', 'The provider realtime endpoint could not be reached', { cause: error, headers: { 'retry-after': '1' } })))
+    upstream.once('error', (error) => reject(error instanceof GatewayError ? error : new GatewayError('upstream_unavailable', 'The provider realtime endpoint could not be reached', { cause: error, headers: { 'retry-after': '1' } })))
     upstream.once('open', () => {
       socket.off('close', abandon)
       // Frames the provider sends before the caller's socket is ready wait in the socket.
@@ -225,6 +227,12 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
     const runtime = deps.holder.current
     if (!runtime) {
       refuse(socket, notReady(), trace.traceId)
+      return
+    }
+    try {
+      refuseRepeatedCredentials(request.rawHeaders)
+    } catch (error) {
+      refuse(socket, error, trace.traceId)
       return
     }
     const controller = new AbortController()

@@ -5,8 +5,10 @@
  */
 import type { RuntimeConfig } from '../../runtime/compile.ts'
 import type { CompiledKey } from '../../runtime/compile.ts'
+import { isJwtShaped } from '../../snapshot/jwt-claims.ts'
 import { authenticateKey, presentedKey, requireDataPlaneKey } from '../authenticate.ts'
 import { authenticateSidecar, type SidecarAuth } from '../authenticate-sidecar.ts'
+import type { DataPlaneJwt } from '../authenticate-jwt.ts'
 import { readMetadata, type ExchangeContext, type Principal } from '../context.ts'
 import type { RouteSpec } from '../route-spec.ts'
 import type { Stage } from '../stage.ts'
@@ -16,6 +18,8 @@ export interface AuthenticateDeps {
   now: () => number
   /** Sidecar mode: no key; every call is the pod's bound identity (authenticate-sidecar.ts). */
   sidecar?: SidecarAuth
+  /** Data-plane JWT verification (GATEHOUSE_JWT_*); absent: API keys only. */
+  jwt?: DataPlaneJwt | null
 }
 
 /** One principal per key and runtime: a key object belongs to one runtime, so it can carry its own. */
@@ -49,6 +53,14 @@ export function authenticateStage(spec: RouteSpec, deps: AuthenticateDeps): Stag
         return next()
       }
       const raw = presentedKey(exchange.headers) ?? spec.presentedKey?.(exchange.headers, exchange)
+      const jwt = deps.jwt
+      if (jwt && raw !== undefined && isJwtShaped(raw)) {
+        // The key path stays synchronous (the hot path); a token needs the key set, maybe fetched.
+        return jwt.authenticate(context.runtime, raw, deps.now()).then((principal) => {
+          context.authenticated(principal, readMetadata(exchange.headers))
+          return next()
+        })
+      }
       const key = authenticateKey(context.runtime, raw, deps.pepper, deps.now())
       context.authenticated(keyPrincipal(key, context.runtime), readMetadata(exchange.headers))
       return next()

@@ -198,9 +198,12 @@ describe('anthropic chat request', () => {
     expect(jsonObject.warnings).toEqual([expect.objectContaining({ parameter: 'response_format' })])
   })
 
+  it('refuses n above 1 rather than answering fewer choices than asked', () => {
+    expect(() => body({ n: 2 })).toThrow(expect.objectContaining({ code: 'invalid_parameter', param: 'n', status: 400 }))
+  })
+
   it('reports every parameter Anthropic cannot honour, never dropping one silently', () => {
     const { warnings } = body({
-      n: 2,
       logprobs: true,
       top_logprobs: 3,
       logit_bias: { '50256': -100 },
@@ -224,7 +227,6 @@ describe('anthropic chat request', () => {
         'messages[1].name',
         'messages[1].role',
         'modalities',
-        'n',
         'presence_penalty',
         'reasoning_effort',
         'seed',

@@ -152,11 +152,14 @@ describe('bedrock converse request', () => {
     expect(withHistory.warnings).toEqual([expect.objectContaining({ parameter: 'tool_choice' })])
   })
 
+  it('refuses n above 1: Converse answers one choice', () => {
+    expect(() => translate({ n: 3 })).toThrow(expect.objectContaining({ code: 'invalid_parameter', param: 'n', status: 400 }))
+  })
+
   it('reports every parameter Converse cannot honour', () => {
     const { warnings } = translate({
       tools: [{ type: 'function', function: { name: 'f', strict: true } }],
       parallel_tool_calls: false,
-      n: 3,
       logprobs: true,
       logit_bias: { '1': 1 },
       frequency_penalty: 1,
@@ -164,6 +167,6 @@ describe('bedrock converse request', () => {
       user: 'u',
       response_format: { type: 'json_object' },
     })
-    expect(warnings.map((warning) => warning.parameter).sort()).toEqual(['frequency_penalty', 'logit_bias', 'logprobs', 'n', 'parallel_tool_calls', 'response_format', 'seed', 'tools[0].function.strict', 'user'])
+    expect(warnings.map((warning) => warning.parameter).sort()).toEqual(['frequency_penalty', 'logit_bias', 'logprobs', 'parallel_tool_calls', 'response_format', 'seed', 'tools[0].function.strict', 'user'])
   })
 })

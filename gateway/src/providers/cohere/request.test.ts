@@ -78,11 +78,16 @@ describe('Cohere chat request mapping', () => {
     expect(cohere.chat!.toUpstream({ ...base, tool_choice: 'auto' }, target).upstream.body).not.toHaveProperty('tool_choice')
   })
 
+  it('refuses n above 1: Cohere answers one choice', () => {
+    expect(() => cohere.chat!.toUpstream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], n: 3 }, target)).toThrow(
+      expect.objectContaining({ code: 'invalid_parameter', param: 'n' }),
+    )
+  })
+
   it('warns for what Cohere cannot honour', () => {
     const { warnings, upstream } = cohere.chat!.toUpstream({
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
-      n: 3,
       top_logprobs: 2,
       logit_bias: { '1': 1 },
       user: 'u',
@@ -90,7 +95,7 @@ describe('Cohere chat request mapping', () => {
       tools: [{ type: 'function', function: { name: 'f' } }],
       tool_choice: { type: 'function', function: { name: 'f' } },
     }, target)
-    expect(warnings.map((warning) => warning.parameter).sort()).toEqual(['logit_bias', 'n', 'parallel_tool_calls', 'tool_choice', 'top_logprobs', 'user'])
+    expect(warnings.map((warning) => warning.parameter).sort()).toEqual(['logit_bias', 'parallel_tool_calls', 'tool_choice', 'top_logprobs', 'user'])
     expect(upstream.body).toMatchObject({ tool_choice: 'REQUIRED', tools: [{ type: 'function', function: { name: 'f' } }] })
   })
 

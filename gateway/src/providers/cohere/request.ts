@@ -3,6 +3,7 @@ import type { TargetContext, Translated } from '../adapter.ts'
 import type { ChatMessage, ChatRequest, ContentPart, Warning } from '../canonical.ts'
 import { invalidParameter } from '../../core/errors.ts'
 import { textOfContent } from '../shared/content.ts'
+import { requireSingleChoice } from '../shared/openai-values.ts'
 import { isRecord } from '../shared/errors.ts'
 import { unhandledFieldWarnings, unsupportedParameter } from '../shared/warnings.ts'
 import type { CohereChatRequest, CohereContentPart, CohereMessage } from './types.ts'
@@ -85,7 +86,7 @@ function samplingFields(request: ChatRequest, warnings: Warning[]): Partial<Cohe
   if (request.frequency_penalty != null) out.frequency_penalty = request.frequency_penalty
   if (request.logprobs) out.logprobs = true
   if (request.top_logprobs) warnings.push(unsupportedParameter('top_logprobs', 'Cohere returns the chosen tokens only, without alternatives'))
-  if (request.n != null && request.n !== 1) warnings.push(unsupportedParameter('n', 'Cohere returns one choice per request'))
+  requireSingleChoice(request, 'Cohere')
   const format = request.response_format
   if (format?.type === 'json_object') out.response_format = { type: 'json_object' }
   if (format?.type === 'json_schema') {

@@ -117,4 +117,17 @@ describe('decodeAwsEventStream', () => {
     const notJson = codec.encode({ headers: { ':event-type': { type: 'string', value: 'chunk' } }, body: fromUtf8('not json') })
     await expect(collect(decodeAwsEventStream(chunks(notJson, [])))).rejects.toBeInstanceOf(MalformedResponseError)
   })
+
+  it('reassembles a large message from many small reads in linear time', async () => {
+    const big = event('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'x'.repeat(4 * 1024 * 1024) } })
+    async function* drip(): AsyncGenerator<Uint8Array> {
+      for (let at = 0; at < big.byteLength; at += 1024) yield big.subarray(at, at + 1024)
+    }
+    const started = performance.now()
+    const events: UpstreamEvent[] = []
+    for await (const decoded of decodeAwsEventStream(drip())) events.push(decoded)
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(events).toHaveLength(1)
+    expect((events[0]!.data as { delta: { text: string } }).delta.text).toHaveLength(4 * 1024 * 1024)
+  })
 })

@@ -32,29 +32,46 @@ const codec = new EventStreamCodec(toUtf8, fromUtf8)
 const utf8 = new TextDecoder()
 
 export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent> {
-  let pending: Uint8Array = new Uint8Array(0)
+  // Chunks are kept as they arrived until the message at their head is complete, then joined once:
+  // a large message arriving in many small reads costs one copy, not one per read.
+  let parts: Uint8Array[] = []
+  let buffered = 0
+  // Bytes the message at the head needs (0 until its prelude arrived).
+  let wanted = 0
   for await (const chunk of body) {
-    pending = pending.byteLength === 0 ? chunk : concat(pending, chunk)
+    parts.push(chunk)
+    buffered += chunk.byteLength
+    if (buffered < Math.max(4, wanted)) continue
+    const pending = parts.length === 1 ? parts[0]! : concat(parts, buffered)
     let offset = 0
+    wanted = 0
     while (pending.byteLength - offset >= 4) {
       const view = new DataView(pending.buffer, pending.byteOffset + offset, 4)
       const totalBytes = view.getUint32(0, false)
       if (totalBytes < minimumMessageBytes || totalBytes > maximumMessageBytes) {
         throw new MalformedResponseError(`event stream message length ${totalBytes} is out of range`)
       }
-      if (pending.byteLength - offset < totalBytes) break
+      if (pending.byteLength - offset < totalBytes) {
+        wanted = totalBytes
+        break
+      }
       yield toEvent(decodeMessage(pending.subarray(offset, offset + totalBytes)))
       offset += totalBytes
     }
-    pending = offset === 0 ? pending : pending.subarray(offset)
+    const rest = offset === 0 ? pending : pending.subarray(offset)
+    parts = rest.byteLength === 0 ? [] : [rest]
+    buffered = rest.byteLength
   }
-  if (pending.byteLength > 0) throw new MalformedResponseError(`event stream ended inside a message (${pending.byteLength} bytes left)`)
+  if (buffered > 0) throw new MalformedResponseError(`event stream ended inside a message (${buffered} bytes left)`)
 }
 
-function concat(head: Uint8Array, tail: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(head.byteLength + tail.byteLength)
-  joined.set(head, 0)
-  joined.set(tail, head.byteLength)
+function concat(parts: readonly Uint8Array[], totalBytes: number): Uint8Array {
+  const joined = new Uint8Array(totalBytes)
+  let at = 0
+  for (const part of parts) {
+    joined.set(part, at)
+    at += part.byteLength
+  }
   return joined
 }
 

@@ -49,3 +49,45 @@ describe('decodeSseBatches', () => {
     expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([[{ n: 1 }, { n: 2 }], [{ n: 3 }]])
   })
 })
+
+describe('decodeSse bounds', () => {
+  const limits = { maxLineChars: 1024, maxEventChars: 4096 }
+
+  it('ends the stream when a line runs past the bound without a newline', async () => {
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      yield new TextEncoder().encode('data: {"ok":1}\n\ndata: ')
+      for (let i = 0; i < 100; i++) yield new TextEncoder().encode('x'.repeat(100))
+    }
+    const seen: unknown[] = []
+    const error = await (async () => {
+      for await (const batch of decodeSseBatches(endless(), true, limits)) seen.push(...batch.map((event) => event.data))
+    })().catch((caught: unknown) => caught)
+    expect(seen).toEqual([{ ok: 1 }])
+    expect(error).toMatchObject({ name: 'MalformedResponseError', message: expect.stringContaining('1024') })
+  })
+
+  it('ends the stream when one event grows past its bound over many lines', async () => {
+    const line = `data: ${'y'.repeat(1000)}\n`
+    const error = await collect(decodeSse(bytes(line.repeat(5), '\n'), limits)).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ name: 'MalformedResponseError', message: expect.stringContaining('4096') })
+  })
+
+  it('reads a line split over many chunks, CRLF split between chunks', async () => {
+    const events = await collect(decodeSse(bytes('da', 'ta: {"a"', ':', '1}\r', '\n\r', '\n')))
+    expect(events).toEqual([{ data: { a: 1 }, raw: '{"a":1}' }])
+  })
+
+  it('scans a long unfinished line in linear time', async () => {
+    const piece = new TextEncoder().encode('z'.repeat(64 * 1024))
+    async function* big(): AsyncGenerator<Uint8Array> {
+      yield new TextEncoder().encode('data: ')
+      for (let i = 0; i < 120; i++) yield piece // 7.5 MiB, under the default bound
+      yield new TextEncoder().encode('\n\n')
+    }
+    const started = performance.now()
+    const error = await collect(decodeSse(big())).catch((caught: unknown) => caught)
+    // Not JSON, so the event is refused, but only after the line was read once.
+    expect(error).toMatchObject({ name: 'MalformedResponseError' })
+    expect(performance.now() - started).toBeLessThan(2000)
+  })
+})

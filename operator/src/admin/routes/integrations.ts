@@ -19,6 +19,7 @@ import { splitProviderFields } from '../../compile/credential-fields.ts'
 import type { IntegrationModel, IntegrationRecord, Repositories, WorkspaceAccess } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
+import { refuseSelfGrantedPrivateNetwork } from './network-access.ts'
 import { configurationsSchema } from './providers.ts'
 import {
   descriptionSchema, listWorkspaces, nameSchema, refuseManaged, requireScope, slugSchema, tagFilter, tagsSchema, targetWorkspace,
@@ -147,6 +148,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: AdminContext): void
     const body = parse(createSchema, request.body)
     const workspaceId = await targetWorkspace(ctx, principal, body.workspace_id)
     requireIntegrationScope(principal, 'create', workspaceId)
+    refuseSelfGrantedPrivateNetwork(principal, body.configurations)
     const org = principal.organizationId
     const slug = body.slug ?? body.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200)
     if (!slug) throw invalid('slug', 'slug: give a slug (the name has no letters or digits to derive one from)')
@@ -213,6 +215,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: AdminContext): void
     requireIntegrationScope(principal, 'update', integration.workspaceId)
     refuseManaged(integration, 'integration', integration.slug)
     const body = parse(updateSchema, request.body)
+    refuseSelfGrantedPrivateNetwork(principal, body.configurations)
     const org = principal.organizationId
     const settings = body.configurations === undefined && body.key === undefined
       ? null

@@ -20,6 +20,7 @@ import {
   descriptionSchema, listWorkspaces, nameSchema, refuseManaged, scopedListQuery, slugFromName, slugSchema, tagFilter, tagsSchema,
   targetWorkspace, visibleOr404, workspaceFor, workspaceRefSchema,
 } from './resource-access.ts'
+import { refuseSelfGrantedPrivateNetwork } from './network-access.ts'
 import { checkSecretMappings, secretMappingsSchema } from './secret-mappings.ts'
 
 const KEY_MAX_CHARS = 16_384
@@ -145,6 +146,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
       const body = parse(createSchema, request.body)
       const workspaceId = await targetWorkspace(ctx, principal, body.workspace_id)
       requireCapability(principal, 'providers', 'create', workspaceId)
+      refuseSelfGrantedPrivateNetwork(principal, body.configurations)
       const org = principal.organizationId
       let kind = body.provider as string | undefined
       let integrationId: string | null = null
@@ -215,6 +217,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
       requireCapability(principal, 'providers', 'update', provider.workspaceId)
       refuseManaged(provider, object, provider.slug)
       const body = parse(updateSchema, request.body)
+      refuseSelfGrantedPrivateNetwork(principal, body.configurations)
       if (provider.integrationId && (body.key !== undefined || body.configurations !== undefined)) {
         throw invalid(body.key !== undefined ? 'key' : 'configurations', 'this provider uses its integration\'s credential; update the integration instead')
       }
