@@ -17,6 +17,7 @@ import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
+import { registerMetricsRoute } from './telemetry/metrics-server.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -29,24 +30,31 @@ export interface GatewayServerOptions {
   now?: () => number
   /** When set, GET /metrics needs `Authorization: Bearer <token>`; else it is open (DESIGN). */
   metricsToken?: string
+  /**
+   * false: no /metrics on this server; the process serves `app.gatewayMetrics.registry` on its own
+   * port (telemetry/metrics-server.ts). Default true (tests, and GATEHOUSE_METRICS_PORT=data).
+   */
+  metricsRoute?: boolean
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
 
-function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined): void {
+declare module 'fastify' {
+  interface FastifyInstance {
+    gatewayMetrics: GatewayMetrics
+  }
+}
+
+function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined, route: boolean): void {
   // onResponse also runs for hijacked (streamed) replies, once the stream has ended.
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
-  app.get('/metrics', async (request, reply) => {
-    if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
-      throw new GatewayError('missing_api_key', 'The metrics endpoint needs its bearer token')
-    }
-    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics())
-  })
+  app.decorate('gatewayMetrics', metrics)
+  if (route) registerMetricsRoute(app, metrics.registry, token)
 }
 
 export function buildGatewayServer(options: GatewayServerOptions): FastifyInstance {
@@ -82,7 +90,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   )
 
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
-  registerMetrics(app, metrics, options.metricsToken)
+  registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true)
 
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
