@@ -24,3 +24,9 @@ export interface SnapshotAck {
   status: 'ack' | 'nack'
   problems?: Array<{ path: string; message: string }>
 }
+
+/**
+ * Set by the control plane on a 404 for a path it has no route for, so a gateway forwarding admin
+ * routes answers "no such route" in its own words (a mistyped data-plane path is not an admin one).
+ */
+export const ADMIN_UNROUTED_HEADER = 'x-gatehouse-admin-unrouted'

@@ -47,8 +47,9 @@ async function readConfigFile(path: string): Promise<Partial<ClientSettings>> {
 
 export async function clientSettings(flags: { url?: string | undefined }, env: NodeJS.ProcessEnv): Promise<ClientSettings> {
   const file = await readConfigFile(defaultConfigPath(env))
-  const url = flags.url ?? env.GATEHOUSE_URL ?? file.url ?? 'http://127.0.0.1:8787'
-  const adminKey = env.GATEHOUSE_ADMIN_API_KEY ?? file.adminKey
+  // An empty variable counts as unset.
+  const url = flags.url || env.GATEHOUSE_URL || file.url || 'http://127.0.0.1:8787'
+  const adminKey = env.GATEHOUSE_ADMIN_API_KEY || file.adminKey
   if (!adminKey) {
     throw new CliError(`no admin key: set GATEHOUSE_ADMIN_API_KEY or put {"adminKey": "..."} in ${defaultConfigPath(env)}`, 2)
   }

@@ -58,7 +58,11 @@ async function list(settings: ClientSettings, kind: Kind): Promise<Array<Record<
 async function one(settings: ClientSettings, kindName: string, kind: Kind, name: string): Promise<Record<string, unknown>> {
   for (const path of kind.item(name)) {
     try {
-      return await adminCall(settings, 'GET', path)
+      const answer = await adminCall(settings, 'GET', path)
+      // Configs answer in the reference's envelope, {success, data}.
+      return answer.success === true && typeof answer.data === 'object' && answer.data !== null && !Array.isArray(answer.data)
+        ? (answer.data as Record<string, unknown>)
+        : answer
     } catch (error) {
       if (!(error instanceof CliError) || !/: 404 /.test(error.message)) throw error
     }
