@@ -9,6 +9,7 @@
  *   GATEHOUSE_GATEWAY_ID                      this gateway's name in ACKs (default host-pid)
  *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
+ *   GATEHOUSE_FORWARD_ADMIN                   'false': admin routes are not forwarded (data plane only)
  *   GATEHOUSE_METRICS_PORT                    where GET /metrics listens (9464; 'data': on the data-plane port)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
  *   GATEHOUSE_SHUTDOWN_DELAY_MS               on SIGTERM, how long /readyz fails while serving goes on (5000)
@@ -114,8 +115,11 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
       logger,
     })
     closers.push(() => sync.stop())
-    forwarder = remoteAdminForwarder(controlPlaneUrl)
-    closers.push(() => forwarder?.close())
+    // A gateway behind a public Ingress serves the data plane only unless asked to forward admin routes.
+    if (env.GATEHOUSE_FORWARD_ADMIN !== 'false') {
+      forwarder = remoteAdminForwarder(controlPlaneUrl)
+      closers.push(() => forwarder?.close())
+    }
   }
 
   const app = buildGatewayServer({

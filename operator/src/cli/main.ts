@@ -8,6 +8,7 @@ import { ResourceError } from '../resources/apply.ts'
 import { parsePort } from './boot-config.ts'
 import { CliError } from './commands/admin-client.ts'
 import { processIo, type CommandIo } from './commands/io.ts'
+import { runInitSecrets } from './commands/init-secrets.ts'
 import { runAdminKey, runKeys } from './commands/keys.ts'
 import { runDescribe, runGet } from './commands/resources.ts'
 import { runValidate } from './commands/validate.ts'
@@ -30,6 +31,8 @@ Tools:
   keys create --name N [--workspace W] [--scope S ...] [--type workspace|organisation] [--subtype service|user]
   keys list [--workspace W]    keys rotate KEY_ID [--transition-ms MS]    keys revoke KEY_ID
   admin-key                    print a new admin key to use as GATEHOUSE_ADMIN_API_KEY
+  init-secrets --secret NAME   in a cluster: create the pepper, encryption key, gateway token and
+                               bootstrap admin key Secret once (kept when it exists)
   get workspaces|providers|configs|policies [NAME]
   describe workspaces|providers|configs|policies NAME
   Tools that call the admin API take --url (else GATEHOUSE_URL, else the config file, else
@@ -158,6 +161,7 @@ const TOOLS: Record<string, (argv: string[], io: CommandIo) => Promise<number> |
   'admin-key': runAdminKey,
   get: runGet,
   describe: runDescribe,
+  'init-secrets': runInitSecrets,
 }
 
 /** The message for a failure to start or run a command, with what to do where we can tell. */
