@@ -9,12 +9,17 @@
  *   GATEHOUSE_GATEWAY_ID                      this gateway's name in ACKs (default host-pid)
  *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
+ *   GATEHOUSE_FORWARD_ADMIN                   'false': admin routes are not forwarded (data plane only)
+ *   GATEHOUSE_METRICS_PORT                    where GET /metrics listens (9464; 'data': on the data-plane port)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
  *   GATEHOUSE_REDIS_URL                       shared runtime state (the response cache) for every replica;
  *                                             in process when unset
  *   GATEHOUSE_REDIS_KEY_PREFIX                prefix of Gatehouse's Redis keys (default gh)
  *   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE
  *                                             JWTs on the data plane, verified here (no control plane needed)
+ *   GATEHOUSE_SHUTDOWN_DELAY_MS               on SIGTERM, how long /readyz fails while serving goes on (5000)
+ *   GATEHOUSE_SHUTDOWN_TIMEOUT_MS             then how long requests in flight may finish (30000)
+ * `gatehouse gateway --host --port --metrics-port` override the first two and the metrics port.
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -26,15 +31,44 @@ import { RedisResponseCache } from './cache/redis.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
+import { drainAndClose, installReadinessGate, shutdownSettings } from './http/shutdown.ts'
 import { buildGatewayServer } from './server.ts'
 import { parseKeyring } from './snapshot/envelope.ts'
 import { startSnapshotSync } from './sync/client.ts'
 import { loadPersistedSnapshot } from './sync/persisted.ts'
+import { DEFAULT_METRICS_PORT, serveMetrics } from './telemetry/metrics-server.ts'
 
 export interface RunningGateway {
   url: string
+  /** Where GET /metrics answers (the data-plane URL when GATEHOUSE_METRICS_PORT=data). */
+  metricsUrl: string
   holder: RuntimeHolder
+  /** SIGTERM: readiness fails, serving goes on for the drain window, then requests in flight finish. */
+  drain(): Promise<void>
   close(): Promise<void>
+}
+
+/** Command-line flags win over the environment. */
+export interface GatewayListenOptions {
+  host?: string | undefined
+  port?: number | undefined
+  /** A port, or 'data' to answer /metrics on the data-plane port. */
+  metricsPort?: number | 'data' | undefined
+}
+
+/** GATEHOUSE_METRICS_PORT: a port number, or 'data' for the data-plane port. */
+export function metricsPortSetting(value: string | undefined): number | 'data' {
+  if (value === undefined || value === '') return DEFAULT_METRICS_PORT
+  if (value === 'data') return 'data'
+  const port = Number(value)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid metrics port '${value}': a port number, or 'data' for the data-plane port`)
+  return port
+}
+
+function dataPort(value: string | undefined): number {
+  const port = Number(value ?? 8787)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid GATEHOUSE_PORT '${value}'`)
+  return port
 }
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -49,7 +83,10 @@ async function applyFile(holder: RuntimeHolder, path: string, logger: FastifyBas
   else if (!result.unchanged) logger.info({ path, generation: result.generation }, 'snapshot file applied')
 }
 
-export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogger): Promise<RunningGateway> {
+export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogger, listen: GatewayListenOptions = {}): Promise<RunningGateway> {
+  const shutdown = shutdownSettings(env)
+  const metricsPort = listen.metricsPort ?? metricsPortSetting(env.GATEHOUSE_METRICS_PORT)
+  const host = listen.host ?? env.GATEHOUSE_HOST ?? '127.0.0.1'
   const pepper = required(env, 'GATEHOUSE_KEY_PEPPER')
   const holder = new RuntimeHolder()
   const closers: Array<() => Promise<unknown> | unknown> = [() => holder.close()]
@@ -86,8 +123,11 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
       logger,
     })
     closers.push(() => sync.stop())
-    forwarder = remoteAdminForwarder(controlPlaneUrl)
-    closers.push(() => forwarder?.close())
+    // A gateway behind a public Ingress serves the data plane only unless asked to forward admin routes.
+    if (env.GATEHOUSE_FORWARD_ADMIN !== 'false') {
+      forwarder = remoteAdminForwarder(controlPlaneUrl)
+      closers.push(() => forwarder?.close())
+    }
   }
 
   const redisUrl = env.GATEHOUSE_REDIS_URL
@@ -104,17 +144,48 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     logger,
     processMetrics: true,
     jwt: dataPlaneJwtFromEnv(env),
+    metricsRoute: metricsPort === 'data',
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
   })
-  await app.listen({ host: env.GATEHOUSE_HOST ?? '127.0.0.1', port: Number(env.GATEHOUSE_PORT ?? 8787) })
-  closers.push(() => app.close())
+  const gate = installReadinessGate(app)
+  const closeAll = async (): Promise<void> => {
+    for (const closer of closers.reverse()) await closer()
+  }
+  try {
+    await app.listen({ host, port: listen.port ?? dataPort(env.GATEHOUSE_PORT) })
+  } catch (error) {
+    await closeAll()
+    throw error
+  }
   const { address, port } = app.server.address() as AddressInfo
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`
+  let metricsUrl = url
+  if (metricsPort !== 'data') {
+    const metrics = await serveMetrics(app.gatewayMetrics.registry, { host, port: metricsPort, token: env.GATEHOUSE_METRICS_TOKEN }).catch(async (error: unknown) => {
+      await app.close()
+      await closeAll()
+      throw error
+    })
+    metricsUrl = metrics.url
+    closers.push(() => metrics.close())
+  }
+  let appClosed = false
+  const closeApp = async (): Promise<void> => {
+    if (appClosed) return
+    appClosed = true
+    await app.close()
+  }
+  closers.push(closeApp)
   return {
-    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    url,
+    metricsUrl,
     holder,
-    async close() {
-      for (const closer of closers.reverse()) await closer()
+    async drain() {
+      await drainAndClose(app, gate, shutdown)
+      appClosed = true
+      await closeAll()
     },
+    close: closeAll,
   }
 }

@@ -24,6 +24,7 @@ import { cacheStage } from './pipeline/stages/cache.ts'
 import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
+import { registerMetricsRoute } from './telemetry/metrics-server.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -36,6 +37,11 @@ export interface GatewayServerOptions {
   now?: () => number
   /** When set, GET /metrics needs `Authorization: Bearer <token>`; else it is open (DESIGN). */
   metricsToken?: string
+  /**
+   * false: no /metrics on this server; the process serves `app.gatewayMetrics.registry` on its own
+   * port (telemetry/metrics-server.ts). Default true (tests, and GATEHOUSE_METRICS_PORT=data).
+   */
+  metricsRoute?: boolean
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
   /** Optional pipeline stages (accounting, limits, guardrails, tracing); `cache` replaces the default one. */
@@ -50,18 +56,20 @@ export interface GatewayServerOptions {
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
 
-function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined): void {
+declare module 'fastify' {
+  interface FastifyInstance {
+    gatewayMetrics: GatewayMetrics
+  }
+}
+
+function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined, route: boolean): void {
   // onResponse also runs for hijacked (streamed) replies, once the stream has ended.
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
-  app.get('/metrics', async (request, reply) => {
-    if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
-      throw new GatewayError('missing_api_key', 'The metrics endpoint needs its bearer token')
-    }
-    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics())
-  })
+  app.decorate('gatewayMetrics', metrics)
+  if (route) registerMetricsRoute(app, metrics.registry, token)
 }
 
 export function buildGatewayServer(options: GatewayServerOptions): FastifyInstance {
@@ -110,7 +118,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   )
 
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
-  registerMetrics(app, metrics, options.metricsToken)
+  registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true)
 
   const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())

@@ -29,7 +29,9 @@ export interface GatehouseProcess {
 
 export function startGatehouse(args: string[], env: Record<string, string>): GatehouseProcess {
   const child = spawn(process.execPath, [GATEHOUSE_BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'info', ...env },
+    // Metrics on an ephemeral port and no drain window, so parallel processes never collide on
+    // 9464 and a stop does not wait 5 s; a test that needs either sets it.
+    env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'info', GATEHOUSE_METRICS_PORT: '0', GATEHOUSE_SHUTDOWN_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: LogLine[] = []

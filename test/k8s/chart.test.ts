@@ -127,14 +127,58 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
       })
       expect(container!.livenessProbe.httpGet.path).toBe('/livez')
       expect(container!.readinessProbe.httpGet.path).toBe('/readyz')
-      expect(container!.lifecycle.preStop.exec.command[0]).toBe('sleep')
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(0)
     }
+    const operator = deployments.find((d) => d.metadata.name.endsWith('-operator'))!
+    expect(operator.spec.template.spec.containers[0]!.lifecycle!.preStop.exec.command[0]).toBe('sleep')
     const gateway = deployments.find((d) => d.metadata.name.endsWith('-gateway'))!
-    const env = gateway.spec.template.spec.containers[0]!.env.map((e) => e.name)
+    const container = gateway.spec.template.spec.containers[0]!
+    const env = container.env.map((e) => e.name)
     expect(env).toEqual(
       expect.arrayContaining(['GATEHOUSE_CONTROL_PLANE_URL', 'GATEHOUSE_REDIS_URL', 'GATEHOUSE_KEY_PEPPER', 'GATEHOUSE_ENCRYPTION_KEY']),
     )
+    // The gateway drains itself: readiness fails for the window, then the rest of the grace period
+    // is for requests in flight (a preStop sleep would only delay the SIGTERM that starts it).
+    const value = (name: string): string | undefined => container.env.find((e) => e.name === name)?.value
+    const delayMs = Number(value('GATEHOUSE_SHUTDOWN_DELAY_MS'))
+    const drainMs = Number(value('GATEHOUSE_SHUTDOWN_TIMEOUT_MS'))
+    expect(delayMs).toBeGreaterThan(0)
+    expect(delayMs + drainMs).toBeLessThan(gateway.spec.template.spec.terminationGracePeriodSeconds * 1000)
+    expect(container.lifecycle).toBeUndefined()
+    expect(value('GATEHOUSE_METRICS_PORT')).toBe('9464')
+    expect(value('GATEHOUSE_FORWARD_ADMIN')).toBe('false')
+  })
+
+  it('renders the same output twice with default values: no random value in any template', async () => {
+    const first = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE])
+    const second = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE])
+    expect(first.code, first.stderr).toBe(0)
+    expect(second.stdout).toBe(first.stdout)
+    const full = [await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '-f', FULL_VALUES]), await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '-f', FULL_VALUES])]
+    expect(full[1]!.stdout).toBe(full[0]!.stdout)
+    // The generated Secrets come from the operator's init container at run time, never from Helm.
+    const docs = parseAllDocuments(first.stdout).map((d) => d.toJS() as Manifest | null).filter((d): d is Manifest => d !== null)
+    expect(docs.filter((d) => d.kind === 'Secret').map((d) => d.metadata.name)).toEqual(['gh-gatehouse-redis'])
+    const operator = docs.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-operator'))!
+    expect(operator.spec!.template!.spec.initContainers![0]!.args).toEqual(expect.arrayContaining(['init-secrets', '--secret=gh-gatehouse-secrets', '--admin-key-key=admin-api-key']))
+    const postgres = docs.find((d) => d.kind === 'StatefulSet' && d.metadata.name.endsWith('-postgresql'))!
+    expect(postgres.spec!.volumeClaimTemplates).toHaveLength(1)
+  })
+
+  it.each(VALUE_SETS)('grants no cluster-wide Secret access ($name)', async ({ args }) => {
+    const rendered = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '--set', 'rbac.secretNamespaces={team-a}', ...args])
+    const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as Manifest | null).filter((d): d is Manifest => d !== null)
+    const touchesSecrets = (rule: RbacRule): boolean =>
+      (rule.apiGroups ?? []).some((group) => group === '' || group === '*') && (rule.resources ?? []).some((resource) => resource === 'secrets' || resource === '*')
+    const clusterRoles = docs.filter((d) => d.kind === 'ClusterRole')
+    expect(clusterRoles.length).toBeGreaterThan(0)
+    for (const role of clusterRoles) expect((role.rules ?? []).filter(touchesSecrets)).toEqual([])
+    // Secrets are readable only through Roles in the release namespace and the listed one.
+    const secretRoles = docs.filter((d) => d.kind === 'Role' && (d.rules ?? []).some(touchesSecrets))
+    expect(new Set(secretRoles.map((role) => role.metadata.namespace ?? NAMESPACE))).toEqual(new Set([NAMESPACE, 'team-a']))
+    for (const binding of docs.filter((d) => d.kind === 'ClusterRoleBinding')) expect(binding.roleRef!.kind).toBe('ClusterRole')
+    // Metrics are scraped on their own port; the Ingress sends only to the data-plane port.
+    for (const monitor of docs.filter((d) => d.kind === 'ServiceMonitor')) expect(monitor.spec!.endpoints!.map((e) => e.port)).toEqual(['metrics'])
   })
 
   it('renders sidecar mode: webhook Service, configuration with system namespaces excluded, RBAC, cert-manager or self-managed certificates, no central gateway when asked', async () => {
@@ -180,6 +224,24 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
   })
 })
 
+interface RbacRule {
+  apiGroups?: string[]
+  resources?: string[]
+  verbs?: string[]
+}
+
+interface Manifest {
+  kind: string
+  metadata: { name: string; namespace?: string }
+  rules?: RbacRule[]
+  roleRef?: { kind: string; name: string }
+  spec?: {
+    endpoints?: Array<{ port: string }>
+    volumeClaimTemplates?: unknown[]
+    template?: { spec: { initContainers?: Array<{ args: string[] }> } }
+  }
+}
+
 interface Workload {
   kind: string
   metadata: { name: string }
@@ -192,8 +254,8 @@ interface Workload {
           securityContext: Record<string, unknown>
           livenessProbe: { httpGet: { path: string } }
           readinessProbe: { httpGet: { path: string } }
-          lifecycle: { preStop: { exec: { command: string[] } } }
-          env: Array<{ name: string }>
+          lifecycle?: { preStop: { exec: { command: string[] } } }
+          env: Array<{ name: string; value?: string }>
         }>
       }
     }

@@ -80,7 +80,7 @@ export const deploymentKind: KindDefinition = {
   plural: 'deployments',
   // `kubectl get deployments` resolves to apps/v1; these names (or deployments.gatehouse.dev) reach ours.
   shortNames: ['ghdeploy', 'ghd'],
-  description: 'Deployment binds a Config to a slug, a type (production or non-production) and the workspaces allowed to use it. Address it as deployments.gatehouse.dev or ghdeploy (plain "deployments" means apps/v1).',
+  description: 'Deployment binds a Config to a slug, a type (production or non-production) and the workspaces allowed to use it. Address it as ghd, ghdeploy or deployments.gatehouse.dev (plain "deployments" means apps/v1); kubectl get gatehouse lists every Gatehouse object.',
   spec: deploymentSpec,
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type', description: 'production or non-production.' },

@@ -41,3 +41,9 @@ export const SIDECAR_KEY_HEADER = 'x-gateway-sidecar-key'
 export const SIDECAR_IDENTITY_HEADER = 'x-gateway-sidecar-identity'
 /** The audience of the projected token the sidecar presents. */
 export const SIDECAR_TOKEN_AUDIENCE = 'gatehouse'
+
+/**
+ * Set by the control plane on a 404 for a path it has no route for, so a gateway forwarding admin
+ * routes answers "no such route" in its own words (a mistyped data-plane path is not an admin one).
+ */
+export const ADMIN_UNROUTED_HEADER = 'x-gatehouse-admin-unrouted'

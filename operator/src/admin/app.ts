@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { ADMIN_UNROUTED_HEADER } from '@gatehouse/gateway/snapshot'
 import { type Clock, systemClock } from '../clock.ts'
 import { AdminError } from '../errors.ts'
 import { authenticate, credentialKind, extractCredential, type AuthenticatorDeps } from '../identity/authenticate.ts'
@@ -154,7 +155,8 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
   })
   app.setNotFoundHandler((request, reply) => {
     const error = new AdminError('AB08', `no admin route ${request.method} ${request.url.split('?')[0]}`)
-    void reply.status(error.status).send(error.toBody())
+    // Tells a gateway forwarding here that neither plane has the route, so it answers in its own words.
+    void reply.status(error.status).header(ADMIN_UNROUTED_HEADER, '1').send(error.toBody())
   })
 
   for (const module of deps.routeModules ?? adminRouteModules) {

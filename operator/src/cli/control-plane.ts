@@ -18,8 +18,8 @@ import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { registerSyncRoutes } from '../distribution/sync-routes.ts'
 import { registerSidecarRoutes, type SidecarAdmission } from '../sidecar/routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
-import { applyResources } from '../resources/apply.ts'
-import { fileSecretResolver, loadResourceFiles } from '../resources/files.ts'
+import { applyFileSet, watchFileSet, type FileSetWatch } from '../resources/file-set.ts'
+import { fileSecretResolver, problemError, readResourceFiles } from '../resources/files.ts'
 import { openStore, type Store } from '../store/index.ts'
 import { startWorkers } from '../workers/index.ts'
 import { localSecrets, type LocalSecrets } from './boot-config.ts'
@@ -34,6 +34,8 @@ export interface ControlPlaneOptions {
   kubernetesSecrets?: KubernetesSecretSource
   /** Checks sidecars' ServiceAccount tokens and bindings (operator mode): serves the sidecar stream. */
   sidecars?: SidecarAdmission
+  /** Re-apply the resources files when they change (embedded mode). */
+  watchResourceFiles?: boolean
 }
 
 export interface ControlPlane {
@@ -44,6 +46,8 @@ export interface ControlPlane {
   registry: GatewayRegistry
   /** The bootstrap admin key, only when this start generated it (shown once). */
   generatedAdminKey: string | null
+  /** The watch on the resources files, when asked for. */
+  fileWatch: FileSetWatch | null
   close(): Promise<void>
 }
 
@@ -71,7 +75,8 @@ function registerProbes(app: FastifyInstance, store: Store): void {
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { env, logger } = options
   // Resources are read and checked before anything is written: a bad file stops the start cleanly.
-  const files = await loadResourceFiles(options.resourceFiles)
+  const files = await readResourceFiles(options.resourceFiles)
+  if (files.problems.length > 0) throw problemError(files.problems[0]!)
   const secrets = await localSecrets(options.dataDir, env)
   const store = await openStore(
     env.GATEHOUSE_DATABASE_URL
@@ -85,7 +90,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   try {
     const organization = await ensureOrganization(store)
     const bootstrap = await ensureBootstrapAdminKey(store, secrets.keyPepper, env.GATEHOUSE_ADMIN_API_KEY)
-    await applyResources(store, { organizationId: organization.id, managedBy: 'file', ...fileSecretResolver(files, env) }, files.resources)
+    // References are checked against the store too (rows created through the admin API), and
+    // rows of objects no longer in the files are removed.
+    const fileTarget = { store, organizationId: organization.id, env }
+    await applyFileSet(fileTarget, options.resourceFiles)
 
     // Secret references: environment variables, Vault KV v2 secrets (GATEHOUSE_VAULT_ADDR/TOKEN),
     // and Kubernetes Secret keys: from the cluster when the operator runs, else from the
@@ -116,6 +124,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     await adminApp.ready()
     closers.push(() => adminApp.close())
     closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper }))
+    const fileWatch = options.watchResourceFiles && options.resourceFiles.length > 0 ? watchFileSet(fileTarget, options.resourceFiles, logger) : null
+    if (fileWatch) closers.push(() => fileWatch.close())
     return {
       store,
       secrets,
@@ -123,6 +133,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       publisher,
       registry,
       generatedAdminKey: bootstrap.created && bootstrap.rawKey !== undefined ? bootstrap.rawKey : null,
+      fileWatch,
       close,
     }
   } catch (error) {

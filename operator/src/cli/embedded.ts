@@ -6,17 +6,22 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, RuntimeHolder, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, drainAndClose, installReadinessGate, RuntimeHolder, serveMetrics, shutdownSettings, type AdminForwarder } from '@gatehouse/gateway'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 export interface EmbeddedOptions extends ControlPlaneOptions {
   host: string
   port: number
+  /** Where GET /metrics listens: a port of its own (the command's default), or 'data' (the default here). */
+  metricsPort?: number | 'data'
 }
 
 export interface EmbeddedGatehouse extends ControlPlane {
   url: string
+  metricsUrl: string
   holder: RuntimeHolder
+  /** SIGTERM: readiness fails, serving goes on for the drain window, then requests in flight finish. */
+  drain(): Promise<void>
 }
 
 /** In-process forwarding: the admin app answers through fastify's inject, with no socket. */
@@ -40,28 +45,50 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     const result = holder.apply(snapshot)
     if (!result.ok) options.logger.error({ generation: snapshot.generation, problems: result.problems }, 'snapshot rejected by the gateway')
   })
+  const metricsPort = options.metricsPort ?? 'data'
   const gateway = buildGatewayServer({
     holder,
     pepper: controlPlane.secrets.keyPepper,
     logger: options.logger,
     adminForwarder: inProcessForwarder(controlPlane.adminApp),
     processMetrics: true,
+    metricsRoute: metricsPort === 'data',
     ...(options.env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: options.env.GATEHOUSE_METRICS_TOKEN } : {}),
   })
-  const close = async (): Promise<void> => {
-    await gateway.close()
+  const gate = installReadinessGate(gateway)
+  let metricsServer: { url: string; close(): Promise<void> } | null = null
+  const closeRest = async (): Promise<void> => {
+    await metricsServer?.close()
     unsubscribe()
     await holder.close()
     await controlPlane.close()
   }
+  const close = async (): Promise<void> => {
+    await gateway.close()
+    await closeRest()
+  }
   try {
     if (!holder.ready) throw new Error('the first snapshot could not be compiled; see the log above')
     await gateway.listen({ host: options.host, port: options.port })
+    if (metricsPort !== 'data') {
+      metricsServer = await serveMetrics(gateway.gatewayMetrics.registry, { host: options.host, port: metricsPort, token: options.env.GATEHOUSE_METRICS_TOKEN })
+    }
   } catch (error) {
     await close()
     throw error
   }
   const { port } = gateway.server.address() as AddressInfo
   const host = options.host.includes(':') ? `[${options.host}]` : options.host
-  return { ...controlPlane, url: `http://${host}:${port}`, holder, close }
+  const url = `http://${host}:${port}`
+  return {
+    ...controlPlane,
+    url,
+    metricsUrl: metricsServer?.url ?? url,
+    holder,
+    drain: async () => {
+      await drainAndClose(gateway, gate, shutdownSettings(options.env))
+      await closeRest()
+    },
+    close,
+  }
 }

@@ -3,7 +3,7 @@
  *  - `ensureOrganization(store)` creates the installation's single organisation (idempotent).
  *  - `ensureBootstrapAdminKey(store, pepper, rawFromEnv?)` makes sure an owner exists with an admin
  *    service key holding every scope. With GATEHOUSE_ADMIN_API_KEY set, that value must be a valid
- *    Gatehouse admin key (`ghk_adm_…`, checksum included; mint one with `gatehouse keygen`): an
+ *    Gatehouse admin key (`ghk_adm_…`, checksum included; mint one with `gatehouse admin-key`): an
  *    arbitrary string would bypass the format and checksum guarantees every other key has. It is
  *    stored hashed and never returned; when the variable later names a different key, the previous
  *    environment key is revoked (the variable is the source of truth). Without it, a key is
@@ -45,7 +45,7 @@ export async function ensureOrganization(store: Store, name = DEFAULT_ORGANIZATI
 export async function ensureBootstrapAdminKey(store: Store, pepper: string, rawFromEnv?: string): Promise<{ created: boolean; rawKey?: string }> {
   assertPepper(pepper)
   if (rawFromEnv !== undefined && rawFromEnv !== '' && parseApiKey(rawFromEnv)?.type !== 'admin') {
-    throw new Error('GATEHOUSE_ADMIN_API_KEY is not a valid Gatehouse admin key (expected ghk_adm_… with a valid checksum)')
+    throw new Error('GATEHOUSE_ADMIN_API_KEY is not a valid Gatehouse admin key (expected ghk_adm_… with a valid checksum; `gatehouse admin-key` prints one)')
   }
   const organization = await ensureOrganization(store)
   const fromEnv = rawFromEnv !== undefined && rawFromEnv !== ''

@@ -136,6 +136,16 @@ export class HttpKubeClient implements KubeClient {
     }
   }
 
+  /** Creates an object; a KubeApiError with statusCode 409 when it exists. */
+  create(type: ResourceType, namespace: string, object: Record<string, unknown>): Promise<KubeObject> {
+    return this.#request(HttpMethod.POST, `${collectionPath(type, namespace)}?fieldManager=${FIELD_MANAGER}`, object)
+  }
+
+  /** A JSON merge patch of the object itself (not its status). */
+  mergePatch(type: ResourceType, namespace: string, name: string, patch: Record<string, unknown>): Promise<KubeObject> {
+    return this.#request(HttpMethod.PATCH, `${objectPath(type, namespace, name)}?fieldManager=${FIELD_MANAGER}`, patch, MERGE_PATCH)
+  }
+
   patchStatus(type: ResourceType, namespace: string, name: string, status: Record<string, unknown>): Promise<KubeObject> {
     // A merge patch replaces lists whole, so `conditions` is written exactly as computed.
     return this.#request(HttpMethod.PATCH, `${objectPath(type, namespace, name)}/status?fieldManager=${FIELD_MANAGER}`, { status }, MERGE_PATCH)

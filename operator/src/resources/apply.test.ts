@@ -29,6 +29,11 @@ metadata: { name: routing }
 spec: { slug: routing-slug, config: { strategy: { mode: fallback }, targets: [{ provider: '@p' }] } }
 ---
 apiVersion: gatehouse.dev/v1alpha1
+kind: Provider
+metadata: { name: p }
+spec: { kind: ollama, baseUrl: 'http://127.0.0.1:11434/v1' }
+---
+apiVersion: gatehouse.dev/v1alpha1
 kind: Deployment
 metadata: { name: prod }
 spec: { name: Production, type: production, config: routing, workspaces: [team-a] }

@@ -34,13 +34,14 @@ export class ResourceError extends Error {
   /** The message without the source/object/field prefix (for status conditions). */
   readonly detail: string
   constructor(source: string, object: string, field: string, message: string, reason: ResourceErrorReason = 'InvalidSpec') {
-    super(`${source}: ${object}: ${field}: ${message}`)
+    // Empty parts (a problem of the whole file or object) are left out rather than repeated.
+    super([source, object, field, message].filter((part) => part !== '').join(': '))
     this.name = 'ResourceError'
     this.source = source
     this.object = object
     this.field = field
     this.reason = reason
-    this.detail = `${field}: ${message}`
+    this.detail = field === '' ? message : `${field}: ${message}`
   }
 }
 
@@ -338,27 +339,52 @@ function applyOne(tx: Repositories, context: ApplyContext, declared: DeclaredNam
 }
 
 /** Two policies with one identity (kind, workspace, name) would overwrite each other on every apply. */
-function assertDistinctPolicies(items: readonly SourcedResource[]): void {
+export function duplicatePolicies(items: readonly SourcedResource[]): ResourceError[] {
   const seen = new Map<string, SourcedResource>()
+  const problems: ResourceError[] = []
   for (const item of items) {
     if (item.resource.kind !== 'RateLimitPolicy' && item.resource.kind !== 'UsageLimitPolicy') continue
     const key = JSON.stringify([item.resource.kind, item.resource.spec.workspace ?? null, policyName(item.resource)])
     const first = seen.get(key)
     if (first) {
-      throw new ResourceError(item.source, objectLabel(item.resource), 'spec.name',
-        `${objectLabel(first.resource)} (${first.source}) has the same name in the same workspace; a policy is identified by its name, so give each its own`)
+      problems.push(new ResourceError(item.source, objectLabel(item.resource), 'spec.name',
+        `${objectLabel(first.resource)} (${first.source}) has the same name in the same workspace; a policy is identified by its name, so give each its own`))
+    } else {
+      seen.set(key, item)
     }
-    seen.set(key, item)
   }
+  return problems
+}
+
+function assertDistinctPolicies(items: readonly SourcedResource[]): void {
+  const [first] = duplicatePolicies(items)
+  if (first) throw first
+}
+
+/** Refuses kinds the admin store cannot hold, as a list (`gatehouse validate`). */
+export function unsupportedKinds(items: readonly SourcedResource[]): ResourceError[] {
+  return items.flatMap((item) => {
+    try {
+      assertApplied(item)
+      return []
+    } catch (error) {
+      return [error as ResourceError]
+    }
+  })
 }
 
 const configSlug = (config: Config): string => config.spec.slug ?? config.metadata.name
 
-/** Applies every resource in dependency order (workspaces before what refers to them) in one transaction. */
+/**
+ * Applies every resource in dependency order (workspaces before what refers to them) in one
+ * transaction. `then` runs in the same transaction with the ids of the rows written (a file set
+ * prunes what it no longer declares there, so an edit lands as one change).
+ */
 export async function applyResources(
   store: { transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> },
   context: ApplyContext,
   items: readonly SourcedResource[],
+  then?: (tx: Repositories, appliedIds: ReadonlySet<string>) => Promise<unknown>,
 ): Promise<void> {
   for (const item of items) assertApplied(item)
   assertDistinctPolicies(items)
@@ -366,11 +392,13 @@ export async function applyResources(
     new Map(items.filter((item) => item.resource.kind === kind).map((item) => [item.resource.metadata.name, slugOf(item.resource as Extract<GatehouseResource, { kind: K }>)]))
   const declared: DeclaredNames = { workspaces: named('Workspace', workspaceSlug), configs: named('Config', configSlug) }
   await store.transaction(async (tx) => {
+    const appliedIds = new Set<string>()
     for (const kind of APPLY_ORDER) {
       for (const item of items) {
-        if (item.resource.kind === kind) await applyOne(tx, context, declared, item)
+        if (item.resource.kind === kind) appliedIds.add(await applyOne(tx, context, declared, item))
       }
     }
+    if (then) await then(tx, appliedIds)
   })
 }
 

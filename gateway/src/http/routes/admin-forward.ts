@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { GatewayError } from '../../core/errors.ts'
+import { ADMIN_UNROUTED_HEADER } from '../../snapshot/sync-protocol.ts'
 
 export interface ForwardedRequest {
   method: string
@@ -29,17 +30,31 @@ function withoutContentType(headers: ForwardedRequest['headers']): ForwardedRequ
   return rest
 }
 
+/** Near misses of a data-plane path: a missing or extra final `s` or slash (`/v1/chat/completion`). */
+function nearMisses(path: string): string[] {
+  const trimmed = path.replace(/\/+$/, '')
+  return [...new Set([trimmed, `${trimmed}s`, trimmed.endsWith('s') ? trimmed.slice(0, -1) : trimmed])].filter((candidate) => candidate !== path)
+}
+
+/** The gateway's own 404 for a path neither plane serves, with the data-plane route it was probably meant to be. */
+function unrouted(app: FastifyInstance, method: string, url: string): GatewayError {
+  const path = url.split('?')[0] ?? url
+  const meant = nearMisses(path).find((candidate) => app.hasRoute({ method: method as 'GET', url: candidate }))
+  return new GatewayError('route_not_found', `No route ${method} ${path}${meant ? `; did you mean ${meant}?` : ''}`)
+}
+
 export function registerAdminForward(app: FastifyInstance, forward: AdminForwarder | undefined): void {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
     scope.all('/v1/*', async (request, reply) => {
-      if (!forward) throw new GatewayError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`)
+      if (!forward) throw unrouted(app, request.method, request.url)
       const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : undefined
       // A DELETE sent with `content-type: application/json` and no body is common client
       // behaviour; without a body the header means nothing and would make the target refuse it.
       const headers = body === undefined ? withoutContentType(request.headers) : request.headers
       const answer = await forward({ method: request.method, url: request.url, headers, body, remoteAddress: request.ip })
+      if (answer.status === 404 && answer.headers[ADMIN_UNROUTED_HEADER] !== undefined) throw unrouted(app, request.method, request.url)
       for (const [name, value] of Object.entries(answer.headers)) {
         if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) reply.header(name, value)
       }

@@ -1,0 +1,64 @@
+/**
+ * `gatehouse init-secrets` against a real kube-apiserver: the first run creates the Secrets, a
+ * second changes nothing (the pepper must never change), and a key removed by hand is added back
+ * alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseApiKey } from '@gatehouse/gateway/snapshot'
+import { runInitSecrets } from '../../operator/src/cli/commands/init-secrets.ts'
+import { SECRETS } from '../../operator/src/kube/client.ts'
+import { HttpKubeClient } from '../../operator/src/kube/http-client.ts'
+import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
+
+const tools = requireTools(['etcd', 'kube-apiserver'])
+
+describe.skipIf(!tools.available)('gatehouse init-secrets', () => {
+  let server: TestApiServer
+  let client: HttpKubeClient
+  let env: NodeJS.ProcessEnv
+
+  beforeAll(async () => {
+    server = await startApiServer()
+    env = { KUBECONFIG: server.kubeconfigPath, POD_NAMESPACE: 'default' }
+    client = new HttpKubeClient(server.kubeConfig)
+  }, 120_000)
+
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  async function run(): Promise<string> {
+    let out = ''
+    const status = await runInitSecrets(['--secret', 'gh-secrets', '--postgresql-secret', 'gh-postgresql', '--postgresql-host', 'gh-postgresql'], {
+      stdout: (text) => { out += text }, stderr: () => {}, env,
+    }, client)
+    expect(status).toBe(0)
+    return out
+  }
+
+  async function data(name: string): Promise<Record<string, string>> {
+    const secret = (await client.get(SECRETS, 'default', name)) as unknown as { data: Record<string, string> }
+    return Object.fromEntries(Object.entries(secret.data).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]))
+  }
+
+  it('creates the Secrets once and keeps them on later runs', async () => {
+    expect(await run()).toBe('secret default/gh-secrets: wrote key-pepper, encryption-key, gateway-token, admin-api-key\nsecret default/gh-postgresql: wrote password, url\n')
+    const first = await data('gh-secrets')
+    expect(parseApiKey(first['admin-api-key']!)?.type).toBe('admin')
+    expect(first['key-pepper']!.length).toBeGreaterThanOrEqual(32)
+    const postgres = await data('gh-postgresql')
+    expect(postgres.url).toBe(`postgres://gatehouse:${postgres.password}@gh-postgresql:5432/gatehouse`)
+
+    expect(await run()).toBe('secret default/gh-secrets: kept as it is\nsecret default/gh-postgresql: kept as it is\n')
+    expect(await data('gh-secrets')).toEqual(first)
+  })
+
+  it('adds back only a key that went missing', async () => {
+    const before = await data('gh-secrets')
+    await client.mergePatch(SECRETS, 'default', 'gh-secrets', { data: { 'gateway-token': null } })
+    expect(await run()).toContain('secret default/gh-secrets: wrote gateway-token\n')
+    const after = await data('gh-secrets')
+    expect(after['key-pepper']).toBe(before['key-pepper'])
+    expect(after['gateway-token']).not.toBe(before['gateway-token'])
+  })
+})
