@@ -1,9 +1,11 @@
 /**
  * Compiles the snapshot's guardrails once per snapshot: each check's parameters validated with
  * its module's schema (defaults filled), regexes and JSON schemas built, and the default
- * attachments (organisation, workspaces) resolved to compiled guardrails. A guardrail the gateway
- * cannot run (an unknown check, bad parameters) is a compile problem: the snapshot is refused as a
- * whole rather than served with a guardrail silently missing.
+ * attachments (organisation, workspaces) resolved to compiled guardrails. A check the gateway
+ * cannot run (an unknown id, parameters its module refuses) fails closed: it fails on every
+ * request with an error saying why, so its guardrail denies or flags, never silently allows. It is
+ * also reported as a problem, but one tenant's bad guardrail does not make the gateway refuse the
+ * whole snapshot.
  */
 import type { Dispatcher } from 'undici'
 import type { SnapshotGuardrail, SnapshotGuardrailDefaults } from '../snapshot/policies.ts'
@@ -61,24 +63,40 @@ function feedback(value: unknown): Feedback | null {
   return { value: inner.value, weight: typeof inner.weight === 'number' ? inner.weight : 1, metadata: typeof inner.metadata === 'string' ? inner.metadata : '' }
 }
 
-function compileOne(guardrail: SnapshotGuardrail, path: string, deps: GuardrailDeps, problems: CompileProblem[]): CompiledGuardrail | null {
+/** A check that cannot run: fails on every request, saying why. */
+function failingCheck(reason: string): CompiledCheck {
+  return {
+    run: () => {
+      throw new Error(`check cannot run: ${reason}`)
+    },
+    timeoutMs: null,
+    failOnError: true,
+    mutates: false,
+    failsEarly: false,
+  }
+}
+
+function compileOne(guardrail: SnapshotGuardrail, path: string, deps: GuardrailDeps, problems: CompileProblem[]): CompiledGuardrail {
   const checks: Array<{ id: string; check: CompiledCheck }> = []
   guardrail.checks.forEach((entry, index) => {
     if (!entry.isEnabled) return
     const definition = CHECKS.get(entry.id)
     if (!definition) {
-      problems.push({ path: `${path}.checks.${index}.id`, message: `this gateway has no check '${entry.id}'` })
+      const message = `this gateway has no check '${entry.id}'`
+      problems.push({ path: `${path}.checks.${index}.id`, message })
+      checks.push({ id: entry.id, check: failingCheck(message) })
       return
     }
     const parsed = definition.parameters.safeParse(entry.parameters)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!
-      problems.push({ path: `${path}.checks.${index}.parameters${issue.path.length ? `.${issue.path.join('.')}` : ''}`, message: issue.message })
+      const where = issue.path.length ? `parameters.${issue.path.join('.')}` : 'parameters'
+      problems.push({ path: `${path}.checks.${index}.${where}`, message: issue.message })
+      checks.push({ id: entry.id, check: failingCheck(`${where}: ${issue.message}`) })
       return
     }
     checks.push({ id: entry.id, check: definition.compile(parsed.data, deps) })
   })
-  if (checks.length === 0 && guardrail.checks.some((check) => check.isEnabled)) return null
   const actions = guardrail.actions
   const ordered = [...checks.filter((c) => c.check.mutates), ...checks.filter((c) => !c.check.mutates)]
   return {
@@ -120,7 +138,6 @@ export function compileGuardrails(
   const byKey = new Map<string, CompiledGuardrail>()
   guardrails.forEach((record, index) => {
     const compiled = compileOne(record, `guardrails.${index}`, deps, problems)
-    if (!compiled) return
     byKey.set(`id:${record.id}`, compiled)
     byKey.set(`${record.workspaceId ?? '*'}/${record.slug}`, compiled)
   })

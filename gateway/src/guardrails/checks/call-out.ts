@@ -29,6 +29,7 @@ export async function postForVerdict(
   for await (const part of response.body) {
     size += (part as Buffer).length
     if (size > MAX_ANSWER_BYTES) {
+      response.body.on('error', () => undefined)
       response.body.destroy()
       throw new CallOutError(`answer larger than ${MAX_ANSWER_BYTES} bytes`)
     }

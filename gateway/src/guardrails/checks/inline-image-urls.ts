@@ -23,20 +23,26 @@ interface ImageRef {
   readonly inline: (mime: string, base64: string) => Part
 }
 
+/** Stops reading an answer: the socket is dropped, and the abort that follows is expected. */
+function discard(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => undefined)
+  body.destroy()
+}
+
 async function fetchImage(url: string, maxSizeBytes: number, dispatcher: Dispatcher, signal: AbortSignal): Promise<{ mime: string; base64: string }> {
   const response = await request(url, { method: 'GET', dispatcher, signal, maxRedirections: 0 } as Parameters<typeof request>[1])
   const mime = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
   if (response.statusCode !== 200) {
-    response.body.destroy()
+    discard(response.body)
     throw new Error(`${url} answered HTTP ${response.statusCode}`)
   }
   if (!mime.startsWith('image/')) {
-    response.body.destroy()
+    discard(response.body)
     throw new Error(`${url} is not an image (${mime || 'no content type'})`)
   }
   const declared = Number(response.headers['content-length'] ?? NaN)
   if (declared > maxSizeBytes) {
-    response.body.destroy()
+    discard(response.body)
     throw new Error(`${url} is larger than ${maxSizeBytes} bytes`)
   }
   const parts: Buffer[] = []
@@ -44,7 +50,7 @@ async function fetchImage(url: string, maxSizeBytes: number, dispatcher: Dispatc
   for await (const part of response.body) {
     size += (part as Buffer).length
     if (size > maxSizeBytes) {
-      response.body.destroy()
+      discard(response.body)
       throw new Error(`${url} is larger than ${maxSizeBytes} bytes`)
     }
     parts.push(part as Buffer)
