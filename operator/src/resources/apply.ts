@@ -248,6 +248,7 @@ async function applyGuardrail(tx: Repositories, context: ApplyContext, declared:
     async: spec.actions.async,
     ...(spec.actions.onSuccess === undefined ? {} : { on_success: spec.actions.onSuccess }),
     ...(spec.actions.onFail === undefined ? {} : { on_fail: spec.actions.onFail }),
+    ...(spec.actions.holdBack === undefined ? {} : { hold_back: { mode: spec.actions.holdBack.mode, ...(spec.actions.holdBack.windowChars === undefined ? {} : { window_chars: spec.actions.holdBack.windowChars }) } }),
   }, 'spec.actions', item)
   const workspaceId = await workspaceIdFor(tx, context, declared.workspaces, spec.workspace, item)
   const slug = spec.slug ?? guardrail.metadata.name
