@@ -95,6 +95,17 @@ export function credentialsFromSecret(value: string): Record<string, string> {
   return Object.fromEntries(Object.entries(record).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
 }
 
+/** The admin API's names for the defaults a Workspace CR declares (guardrails by name = slug). */
+function storedDefaults(defaults: Workspace['spec']['defaults']): Record<string, unknown> {
+  if (!defaults) return {}
+  const { inputGuardrails, outputGuardrails, ...rest } = defaults
+  return {
+    ...rest,
+    ...(inputGuardrails === undefined ? {} : { input_guardrails: inputGuardrails }),
+    ...(outputGuardrails === undefined ? {} : { output_guardrails: outputGuardrails }),
+  }
+}
+
 async function applyWorkspace(tx: Repositories, context: ApplyContext, item: SourcedResource): Promise<string> {
   const workspace = item.resource as Workspace
   const slug = workspaceSlug(workspace)
@@ -102,7 +113,7 @@ async function applyWorkspace(tx: Repositories, context: ApplyContext, item: Sou
     slug,
     name: workspace.spec.name ?? workspace.metadata.name,
     description: workspace.spec.description ?? null,
-    defaults: workspace.spec.defaults ?? {},
+    defaults: storedDefaults(workspace.spec.defaults),
     usageLimits: workspace.spec.usageLimits ?? [],
     rateLimits: workspace.spec.rateLimits ?? [],
     managedBy: context.managedBy,
