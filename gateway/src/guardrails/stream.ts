@@ -39,7 +39,7 @@ function earlyChecks(guardrails: readonly CompiledGuardrail[]): CompiledGuardrai
 }
 
 /** The event carrying the verdicts, in the stream's own format. */
-function hookResultsEvent(format: 'openai' | 'anthropic', first: unknown, results: readonly HookResult[]): unknown {
+export function hookResultsEvent(format: 'openai' | 'anthropic', first: unknown, results: readonly HookResult[]): unknown {
   const hook_results = hookResultsView(results)
   if (format === 'anthropic') return { event: 'hook_results', data: { type: 'hook_results', hook_results } }
   const head = (typeof first === 'object' && first !== null ? first : {}) as Record<string, unknown>
@@ -53,6 +53,8 @@ export interface StreamGuardOptions {
   readonly signal: AbortSignal
   readonly metrics?: GuardrailMetrics
   readonly now?: () => number
+  /** The whole text of a stream that passed, once it ended (async guardrails run on it). */
+  readonly onPassed?: (text: string) => void
 }
 
 export function guardStream(source: AsyncIterable<readonly unknown[]>, options: StreamGuardOptions): AsyncIterable<readonly unknown[]> {
@@ -112,6 +114,7 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
       exchange.facts.hookResults.push(...results)
       const tail = release(Infinity)
       tail.push(hookResultsEvent(exchange.operation.format, first, exchange.facts.hookResults))
+      options.onPassed?.(text)
       yield tail
     } finally {
       exchange.facts.annotations.guardrailStream = { holdBack: holdBack.mode, sentChars, withheldChars: text.length - sentChars }

@@ -288,3 +288,30 @@ describe('guardrails on streams', () => {
     expect(error).toBeInstanceOf(GuardrailBlockedError)
   })
 })
+
+describe('verdicts on streams without output guardrails', () => {
+  it('the input verdicts end the stream as an event, and a flag makes it 246', async () => {
+    const flag = g('flag', [check('default.contains', { words: ['please'], operator: 'all' })])
+    const runtime = runtimeOf([flag], [{ workspaceId: null, input: ['flag'], output: [] }])
+    const chunk = { id: 's9', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: null }] }
+    const h = harness(runtime, () => ({ kind: 'stream', status: 200, batches: (async function* () { yield [chunk] })(), result: () => null }))
+    const answer = await h.run(exchange(chat, { ...chatBody('no manners'), stream: true }))
+    expect(answer.status).toBe(246)
+    const received: unknown[] = []
+    for await (const batch of (answer as StreamAnswer).batches) received.push(...batch)
+    expect(received).toEqual([chunk, expect.objectContaining({ id: 's9', choices: [], hook_results: { before_request_hooks: [expect.objectContaining({ id: 'flag', verdict: false })], after_request_hooks: [] } })])
+  })
+
+  it('async output guardrails run on the whole streamed text once it passed', async () => {
+    const audit = g('audit', [check('default.contains', { words: ['secret'], operator: 'none' })], { actions: { async: true } })
+    const runtime = runtimeOf([audit], [{ workspaceId: null, input: [], output: ['audit'] }])
+    const chunk = (content: string) => ({ id: 's', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })
+    const h = harness(runtime, () => ({ kind: 'stream', status: 200, batches: (async function* () { yield [chunk('the sec')]; yield [chunk('ret')] })(), result: () => null }))
+    const answer = await h.run(exchange(chat, { ...chatBody('hi'), stream: true }))
+    const received: unknown[] = []
+    for await (const batch of (answer as StreamAnswer).batches) received.push(...batch)
+    expect(received).toHaveLength(3)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(h.asyncResults).toEqual([[expect.objectContaining({ guardrailId: 'audit', hook: 'afterRequestHook', verdict: false, async: true })]])
+  })
+})

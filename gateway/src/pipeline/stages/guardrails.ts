@@ -16,10 +16,10 @@ import { judge, hookResultsView, GuardrailBlockedError } from '../../guardrails/
 import { union, type CompiledGuardrail, type GuardrailRuntime } from '../../guardrails/compile.ts'
 import type { GuardrailMetrics } from '../../guardrails/metrics.ts'
 import { runAll, type GuardrailRun, type RunInput } from '../../guardrails/run.ts'
-import { guardStream } from '../../guardrails/stream.ts'
+import { guardStream, hookResultsEvent } from '../../guardrails/stream.ts'
 import { answerText, requestText } from '../../guardrails/text.ts'
 import { GatewayError } from '../../errors.ts'
-import type { Answer, Exchange, HookResult, StageFactory } from '../stage.ts'
+import { observeStream, type Answer, type Exchange, type HookResult, type StageFactory } from '../stage.ts'
 
 /** Guardrail references (ids or slugs) a config attaches, for the exchange's route. */
 export interface ConfigGuardrails {
@@ -87,8 +87,17 @@ function attachResults(exchange: Exchange, answer: Answer): Answer {
     if (answer.status < 200 || answer.status > 299) return answer
     if (typeof answer.body === 'object' && answer.body !== null && !Array.isArray(answer.body)) answer.body = { ...(answer.body as Record<string, unknown>), hook_results: hookResultsView(shown) }
     if (flagged && answer.status === 200) answer.status = 246
-  } else if (answer.kind === 'stream' && flagged && answer.status === 200) {
-    answer.status = 246
+  } else if (answer.kind === 'stream') {
+    if (flagged && answer.status === 200) answer.status = 246
+    // The output stage ends the stream with the verdicts; without it, this stage does.
+    let first: unknown = undefined
+    observeStream(answer, {
+      onBatch: (batch) => {
+        if (first === undefined) first = batch[0]
+        return batch
+      },
+      flush: () => (exchange.facts.annotations.guardrailStream === undefined ? [hookResultsEvent(exchange.operation.format, first, exchange.facts.hookResults)] : []),
+    })
   }
   return answer
 }
@@ -148,13 +157,14 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
             runDetached(exchange, detached, 'afterRequestHook', input, options)
             return answer
           }
-          if (answer.kind === 'stream' && blocking.length > 0) {
+          if (answer.kind === 'stream') {
             answer.batches = guardStream(answer.batches, {
               exchange,
               guardrails: blocking,
               input: requestInput,
               signal: exchange.context.signal,
               ...(options.metrics ? { metrics: options.metrics } : {}),
+              onPassed: (text) => runDetached(exchange, detached, 'afterRequestHook', { ...requestInput, text }, options),
             })
           }
           return answer
