@@ -18,6 +18,8 @@ import { readTrace } from './pipeline/context.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
+import { createGuardrailMetrics } from './guardrails/metrics.ts'
+import { guardrailFeature } from './pipeline/stages/guardrails.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -32,8 +34,10 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
-  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
+  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing); guardrails run by default. */
   features?: PipelineFeatures
+  /** Guardrail webhooks, partner checks and image fetches may reach private and loopback addresses. */
+  guardrailsAllowPrivateNetwork?: boolean
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -87,7 +91,14 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(options.features ? { features: options.features } : {}) }
+  const guardrails = guardrailFeature({
+    allowPrivateNetwork: options.guardrailsAllowPrivateNetwork ?? false,
+    metrics: createGuardrailMetrics(metrics.registry),
+    onAsyncResults: (exchange, results) => options.logger?.info({ traceId: exchange.context.trace.traceId, hookResults: results }, 'async guardrail verdicts'),
+    onProblems: (problems) => options.logger?.warn({ problems }, 'guardrail checks this gateway cannot run; they fail on every request'),
+  })
+  const features: PipelineFeatures = { guardrailsBefore: guardrails.before, guardrailsAfter: guardrails.after, ...options.features }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

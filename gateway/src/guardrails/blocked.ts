@@ -3,8 +3,8 @@
  * `hook_results`, and the `hook_results` object attached to answers that passed (status 246 when
  * a non-denying guardrail failed).
  */
-import { GatewayError } from '../errors.ts'
-import type { HookResult } from '../pipeline/stage.ts'
+import { GatewayError } from '../core/errors.ts'
+import type { HookResult } from '../core/exchange-types.ts'
 
 export interface HookResultsView {
   before_request_hooks: unknown[]

@@ -5,7 +5,7 @@
  * that errs (timeout, unreachable service, malformed answer) passes unless it sets `failOnError`,
  * and its error is reported with the verdict.
  */
-import type { HookResult } from '../pipeline/stage.ts'
+import type { HookResult } from '../core/exchange-types.ts'
 import type { CheckInput, CheckOutcome, CompiledCheck, Hook } from './checks/check.ts'
 import type { CompiledGuardrail } from './compile.ts'
 

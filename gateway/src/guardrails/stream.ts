@@ -11,7 +11,7 @@
  * Held chunks are never released after a deny: the stream ends with an error event (thrown here,
  * written by the route's writer). The answer's verdicts follow as a last `hook_results` event.
  */
-import type { Exchange, HookResult } from '../pipeline/stage.ts'
+import type { HookResult } from '../core/exchange-types.ts'
 import { GuardrailBlockedError, hookResultsView, judge } from './blocked.ts'
 import type { CompiledGuardrail } from './compile.ts'
 import type { GuardrailMetrics } from './metrics.ts'
@@ -46,8 +46,15 @@ export function hookResultsEvent(format: 'openai' | 'anthropic', first: unknown,
   return { id: head.id, object: head.object, created: head.created, model: head.model, choices: [], hook_results }
 }
 
+/** Where a guarded stream records its verdicts and what it sent (the exchange's facts). */
+export interface StreamFacts {
+  readonly hookResults: HookResult[]
+  readonly annotations: Record<string, unknown>
+}
+
 export interface StreamGuardOptions {
-  readonly exchange: Exchange
+  readonly facts: StreamFacts
+  readonly format: 'openai' | 'anthropic'
   readonly guardrails: readonly CompiledGuardrail[]
   readonly input: Omit<RunInput, 'text'>
   readonly signal: AbortSignal
@@ -58,7 +65,7 @@ export interface StreamGuardOptions {
 }
 
 export function guardStream(source: AsyncIterable<readonly unknown[]>, options: StreamGuardOptions): AsyncIterable<readonly unknown[]> {
-  const { exchange, guardrails, input, signal, metrics } = options
+  const { facts, format, guardrails, input, signal, metrics } = options
   const now = options.now ?? (() => performance.now())
   const holdBack = strictestHoldBack(guardrails)
   const early = earlyChecks(guardrails)
@@ -81,8 +88,8 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
       return out
     }
     const deny = (results: HookResult[]): never => {
-      exchange.facts.hookResults.push(...results)
-      throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
+      facts.hookResults.push(...results)
+      throw new GuardrailBlockedError(facts.hookResults, 'afterRequestHook')
     }
     try {
       for await (const batch of source) {
@@ -111,13 +118,13 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
       const runs = await runAll(guardrails, 'afterRequestHook', { ...input, text }, signal)
       const results = runs.map((run) => run.result)
       if (judge(results).denied) deny(results)
-      exchange.facts.hookResults.push(...results)
+      facts.hookResults.push(...results)
       const tail = release(Infinity)
-      tail.push(hookResultsEvent(exchange.operation.format, first, exchange.facts.hookResults))
+      tail.push(hookResultsEvent(format, first, facts.hookResults))
       options.onPassed?.(text)
       yield tail
     } finally {
-      exchange.facts.annotations.guardrailStream = { holdBack: holdBack.mode, sentChars, withheldChars: text.length - sentChars }
+      facts.annotations.guardrailStream = { holdBack: holdBack.mode, sentChars, withheldChars: text.length - sentChars }
       metrics?.observeHoldBack(holdBack.mode, maxHeld, firstReceivedAt !== null && firstReleasedAt !== null ? (firstReleasedAt - firstReceivedAt) / 1000 : null)
     }
   })()

@@ -18,6 +18,7 @@ export const CONFIG_LIMITS = {
   maxDepth: 6,
   maxRegexLength: 256,
   maxForwardHeaders: 32,
+  maxGuardrails: 32,
 } as const
 
 const retry = z.strictObject({
@@ -207,6 +208,8 @@ const customHost = z
     if (url.search !== '' || url.hash !== '') context.addIssue({ code: 'custom', message: 'must not carry a query or fragment' })
   })
 
+const guardrailRefs = z.array(z.string().min(1).max(255)).max(CONFIG_LIMITS.maxGuardrails)
+
 export interface ConfigNode {
   name?: string
   provider?: string
@@ -220,6 +223,8 @@ export interface ConfigNode {
   circuit_breaker?: z.infer<typeof circuitBreaker>
   strategy?: z.infer<typeof strategy>
   targets?: ConfigNode[]
+  input_guardrails?: string[]
+  output_guardrails?: string[]
 }
 
 const nodeShape = z.strictObject({
@@ -240,6 +245,10 @@ const nodeShape = z.strictObject({
   forward_headers: z.array(headerName).max(CONFIG_LIMITS.maxForwardHeaders).optional(),
   circuit_breaker: circuitBreaker.optional(),
   strategy: strategy.optional(),
+  /** Guardrails (ids or slugs) run on the request before it is sent; a target's add to its parent's. */
+  input_guardrails: guardrailRefs.optional(),
+  /** Guardrails (ids or slugs) run on the answer of this node's targets. */
+  output_guardrails: guardrailRefs.optional(),
   get targets() {
     return z.array(configNode).min(1).max(CONFIG_LIMITS.maxTargets).optional()
   },

@@ -1,6 +1,6 @@
 /** `default.allowedRequestTypes`: the request's type (endpoint) is in `allowedTypes`, or not in `blockedTypes`. */
 import { z } from 'zod'
-import type { EndpointType } from '../../pipeline/stage.ts'
+import type { EndpointType } from '../../core/exchange-types.ts'
 import { defineCheck, inline } from './check.ts'
 
 /** The guardrail vocabulary names some endpoints differently from the usage record's `endpoint_type`. */

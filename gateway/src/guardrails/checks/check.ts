@@ -10,7 +10,7 @@
  */
 import type { Dispatcher } from 'undici'
 import type { z } from 'zod'
-import type { EndpointType } from '../../pipeline/stage.ts'
+import type { EndpointType } from '../../core/exchange-types.ts'
 
 export type Hook = 'beforeRequestHook' | 'afterRequestHook'
 

@@ -13,12 +13,15 @@
  * guardrails costs one property read per request.
  */
 import { judge, hookResultsView, GuardrailBlockedError } from '../../guardrails/blocked.ts'
-import { union, type CompiledGuardrail, type GuardrailRuntime } from '../../guardrails/compile.ts'
+import { compileGuardrails, union, type CompiledGuardrail, type GuardrailRuntime } from '../../guardrails/compile.ts'
 import type { GuardrailMetrics } from '../../guardrails/metrics.ts'
 import { runAll, type GuardrailRun, type RunInput } from '../../guardrails/run.ts'
 import { guardStream, hookResultsEvent } from '../../guardrails/stream.ts'
 import { answerText, requestText } from '../../guardrails/text.ts'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
+import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
+import type { RuntimeConfig } from '../../runtime/compile.ts'
+import { ssrfSafeDispatcher } from '../../upstream/ssrf.ts'
 import { observeStream, type Answer, type Exchange, type HookResult, type StageFactory } from '../stage.ts'
 
 /** Guardrail references (ids or slugs) a config attaches, for the exchange's route. */
@@ -159,7 +162,8 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
           }
           if (answer.kind === 'stream') {
             answer.batches = guardStream(answer.batches, {
-              exchange,
+              facts: exchange.facts,
+              format: exchange.operation.format,
               guardrails: blocking,
               input: requestInput,
               signal: exchange.context.signal,
@@ -173,4 +177,61 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
     },
   }
   return { before, after }
+}
+
+export interface GuardrailFeatureOptions {
+  /** Lets webhook, partner and image-fetching checks reach private and loopback addresses (in-cluster services). */
+  allowPrivateNetwork?: boolean
+  metrics?: GuardrailMetrics
+  onAsyncResults?(exchange: Exchange, results: readonly HookResult[]): void
+  /** Checks the gateway cannot run (they fail on every request); told once per snapshot. */
+  onProblems?(problems: ReadonlyArray<{ path: string; message: string }>): void
+}
+
+/** Every node's guardrails of a config plan: input ones all run before dispatch, output ones per answering target. */
+function planGuardrails(plan: PlanNode<ProviderRef>): ConfigGuardrails {
+  const byPath = new Map<string, PlanNode<ProviderRef>>()
+  const visit = (node: PlanNode<ProviderRef>): void => {
+    byPath.set(node.path, node)
+    if (node.kind === 'group') node.children.forEach(visit)
+  }
+  visit(plan)
+  const input = [...new Set([...byPath.values()].flatMap((node) => node.guardrails.input))]
+  return { input, output: (targetPath) => (targetPath !== null ? byPath.get(targetPath) ?? plan : plan).guardrails.output }
+}
+
+/**
+ * The guardrail stages as a gateway runs them: guardrails compiled once per snapshot (on the first
+ * request that needs them), config attachments read from the exchange's plan (once per plan), and
+ * network checks calling out through the SSRF-safe dispatcher.
+ */
+export function guardrailFeature(options: GuardrailFeatureOptions = {}): { before: StageFactory; after: StageFactory } {
+  const deps = { dispatcher: ssrfSafeDispatcher(options.allowPrivateNetwork ?? false) }
+  const compiled = new WeakMap<RuntimeConfig, GuardrailRuntime>()
+  const plans = new WeakMap<PlanNode<ProviderRef>, ConfigGuardrails>()
+  return guardrailStages({
+    guardrailsOf(exchange) {
+      const runtime = exchange.context.runtime
+      let guardrails = compiled.get(runtime)
+      if (!guardrails) {
+        const result = compileGuardrails(runtime.snapshot.guardrails, runtime.snapshot.guardrailDefaults, deps)
+        if (result.problems.length > 0) options.onProblems?.(result.problems)
+        guardrails = result.runtime
+        compiled.set(runtime, guardrails)
+      }
+      return guardrails
+    },
+    configGuardrails(exchange) {
+      const route = exchange.route
+      if (route?.kind !== 'config') return null
+      let found = plans.get(route.plan)
+      if (!found) {
+        found = planGuardrails(route.plan)
+        plans.set(route.plan, found)
+      }
+      return found
+    },
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.onAsyncResults ? { onAsyncResults: options.onAsyncResults } : {}),
+  })
 }
