@@ -42,6 +42,18 @@ export const snapshotGuardrailDefaults = z.object({
   output: z.array(id).default([]),
 })
 
+/**
+ * The external AI-security partner checks a guardrail may name: one contract for all of them (a
+ * policy id and an adapter endpoint; the gateway's guardrails/checks/partner.ts). Shared with the
+ * admin API's catalogue so both accept the same ids.
+ */
+export const PARTNER_CHECK_IDS = [
+  'sydelabs.sydeguard', 'aporia.validateProject', 'pillar.scanPrompt', 'pillar.scanResponse', 'patronus.phi', 'patronus.pii', 'patronus.isConcise',
+  'patronus.isHelpful', 'patronus.isPolite', 'patronus.noApologies', 'patronus.noGenderBias', 'patronus.noRacialBias', 'patronus.retrievalAnswerRelevance',
+  'patronus.toxicity', 'patronus.custom', 'mistral.moderateContent', 'bedrock.guard', 'promptfoo.guard', 'promptfoo.pii', 'promptfoo.harm', 'acuvity.scan',
+  'lasso.classify', 'azure.contentSafety', 'azure.pii', 'panw-prisma-airs.intercept',
+] as const
+
 /** Where a limit came from: a policy object, or the limits field of a key, workspace, provider or integration. */
 export const limitSource = z.enum(['policy', 'api_key', 'workspace', 'provider', 'integration'])
 

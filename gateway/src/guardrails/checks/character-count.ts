@@ -1,9 +1,5 @@
-/** `default.characterCount`: the number of characters (Unicode code points) lies within minCharacters..maxCharacters. */
-import { z } from 'zod'
-import { defineCheck, inline, type CheckOutcome } from './check.ts'
-import { countFailsEarly, inRange } from './range.ts'
-
-const count = z.int().min(0)
+/** `default.characterCount`: the number of characters (Unicode code points) lies within minCharacters (0) .. maxCharacters (9999999). */
+import { defineCountCheck } from './range.ts'
 
 function codePoints(text: string): number {
   let count = 0
@@ -12,11 +8,4 @@ function codePoints(text: string): number {
   return count
 }
 
-export const characterCount = defineCheck({
-  id: 'default.characterCount',
-  parameters: z.object({ minCharacters: count.default(0), maxCharacters: count.default(9_999_999), not: z.boolean().default(false) }),
-  compile({ minCharacters, maxCharacters, not }) {
-    const check = inline(({ text }): CheckOutcome => inRange('characters', codePoints(text), minCharacters, maxCharacters, not))
-    return { ...check, failsEarly: countFailsEarly(not) && minCharacters === 0 }
-  },
-})
+export const characterCount = defineCountCheck('default.characterCount', 'Characters', 9_999_999, codePoints)

@@ -96,6 +96,10 @@ describe('counts', () => {
     expect(await verdict('default.sentenceCount', { maxSentences: 2 }, { text: 'One. Two!' })).toBe(true)
     expect(await verdict('default.sentenceCount', { maxSentences: 2 }, { text: 'One. Two! Three?' })).toBe(false)
     expect(await verdict('default.sentenceCount', { minSentences: 1 }, { text: 'no end' })).toBe(false)
+    expect(await verdict('default.sentenceCount', { minSentences: 2, maxSentences: 2 }, { text: 'Wait... what?! ' })).toBe(true)
+    const started = performance.now()
+    expect(await verdict('default.sentenceCount', { minSentences: 1 }, { text: 'word '.repeat(200_000) })).toBe(false)
+    expect(performance.now() - started).toBeLessThan(500)
   })
   it('default.characterCount counts code points; defaults 0..9999999', async () => {
     expect(parametersOf('default.characterCount', {})).toEqual({ minCharacters: 0, maxCharacters: 9_999_999, not: false })

@@ -6,6 +6,7 @@
  * are not spoken here: the endpoint is an adapter service that answers this contract.
  */
 import { z } from 'zod'
+import { PARTNER_CHECK_IDS } from '../../snapshot/policies.ts'
 import { defineCheck, type CheckDefinition } from './check.ts'
 import { postForVerdict } from './call-out.ts'
 
@@ -18,13 +19,6 @@ const parameters = z.object({
   apiKey: z.string().min(1).optional(),
   failOnError: z.boolean().default(false),
 })
-
-export const PARTNER_CHECK_IDS = [
-  'sydelabs.sydeguard', 'aporia.validateProject', 'pillar.scanPrompt', 'pillar.scanResponse', 'patronus.phi', 'patronus.pii', 'patronus.isConcise',
-  'patronus.isHelpful', 'patronus.isPolite', 'patronus.noApologies', 'patronus.noGenderBias', 'patronus.noRacialBias', 'patronus.retrievalAnswerRelevance',
-  'patronus.toxicity', 'patronus.custom', 'mistral.moderateContent', 'bedrock.guard', 'promptfoo.guard', 'promptfoo.pii', 'promptfoo.harm', 'acuvity.scan',
-  'lasso.classify', 'azure.contentSafety', 'azure.pii', 'panw-prisma-airs.intercept',
-] as const
 
 function partnerCheck(id: string): CheckDefinition<z.infer<typeof parameters>> {
   return defineCheck({

@@ -1,20 +1,21 @@
-/** `default.sentenceCount`: the number of sentences (runs ending in . ! or ?) lies within minSentences..maxSentences. */
-import { z } from 'zod'
-import { defineCheck, inline, type CheckOutcome } from './check.ts'
-import { countFailsEarly, inRange } from './range.ts'
+/** `default.sentenceCount`: the number of sentences (runs ending in . ! or ?) lies within minSentences (0) .. maxSentences (99999). */
+import { defineCountCheck } from './range.ts'
 
-const count = z.int().min(0)
-const SENTENCE = /[^.!?]*[^.!?\s][^.!?]*[.!?]+/g
+const TERMINATORS = new Set(['.', '!', '?'])
 
+/** One pass (a regex here would backtrack on long text without punctuation). */
 export function countSentences(text: string): number {
-  return text.match(SENTENCE)?.length ?? 0
+  let count = 0
+  let content = false
+  for (const character of text) {
+    if (TERMINATORS.has(character)) {
+      if (content) count++
+      content = false
+    } else if (character.trim() !== '') {
+      content = true
+    }
+  }
+  return count
 }
 
-export const sentenceCount = defineCheck({
-  id: 'default.sentenceCount',
-  parameters: z.object({ minSentences: count.default(0), maxSentences: count.default(99_999), not: z.boolean().default(false) }),
-  compile({ minSentences, maxSentences, not }) {
-    const check = inline(({ text }): CheckOutcome => inRange('sentences', countSentences(text), minSentences, maxSentences, not))
-    return { ...check, failsEarly: countFailsEarly(not) && minSentences === 0 }
-  },
-})
+export const sentenceCount = defineCountCheck('default.sentenceCount', 'Sentences', 99_999, countSentences)

@@ -6,6 +6,7 @@
  */
 import { RE2JS } from 're2js'
 import { z } from 'zod'
+import { PARTNER_CHECK_IDS } from '@gatehouse/gateway/snapshot'
 
 export const INLINE_IMAGE_MAX_SIZE_BYTES_DEFAULT = 20 * 1024 * 1024
 export const INLINE_IMAGE_TIMEOUT_MS_DEFAULT = 30_000
@@ -93,13 +94,6 @@ const DEFAULT_CHECKS: Record<string, z.ZodType> = {
   }),
 }
 
-/** Partner checks: provider-hosted policies named by `policyId`. */
-export const PARTNER_CHECK_IDS = [
-  'sydelabs.sydeguard', 'aporia.validateProject', 'pillar.scanPrompt', 'pillar.scanResponse', 'patronus.phi', 'patronus.pii', 'patronus.isConcise',
-  'patronus.isHelpful', 'patronus.isPolite', 'patronus.noApologies', 'patronus.noGenderBias', 'patronus.noRacialBias', 'patronus.retrievalAnswerRelevance',
-  'patronus.toxicity', 'patronus.custom', 'mistral.moderateContent', 'bedrock.guard', 'promptfoo.guard', 'promptfoo.pii', 'promptfoo.harm', 'acuvity.scan',
-  'lasso.classify', 'azure.contentSafety', 'azure.pii', 'panw-prisma-airs.intercept',
-] as const
 
 /** Partner checks speak one contract (see the gateway's guardrails/checks/partner.ts) with an adapter at `endpoint`. */
 const partnerParameters = z.strictObject({
