@@ -145,6 +145,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     processMetrics: true,
     jwt: dataPlaneJwtFromEnv(env),
     metricsRoute: metricsPort === 'data',
+    guardrailsAllowPrivateNetwork: env.GATEHOUSE_GUARDRAILS_ALLOW_PRIVATE_NETWORK === 'true',
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
   })

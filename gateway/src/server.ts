@@ -25,6 +25,8 @@ import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 import { registerMetricsRoute } from './telemetry/metrics-server.ts'
+import { createGuardrailMetrics } from './guardrails/metrics.ts'
+import { guardrailFeature } from './pipeline/stages/guardrails.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -44,7 +46,7 @@ export interface GatewayServerOptions {
   metricsRoute?: boolean
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
-  /** Optional pipeline stages (accounting, limits, guardrails, tracing); `cache` replaces the default one. */
+  /** Optional pipeline stages (accounting, limits, tracing); `cache` and the guardrail stages replace the default ones. */
   features?: PipelineFeatures
   /** Where cached answers live: Redis shared by replicas; in process when not given. */
   responseCache?: ResponseCache
@@ -52,6 +54,8 @@ export interface GatewayServerOptions {
   sidecar?: SidecarAuth
   /** Data-plane JWT verification (`DataPlaneJwt.fromEnv`); absent: API keys only. */
   jwt?: DataPlaneJwt | null
+  /** Guardrail webhooks, partner checks and image fetches may reach private and loopback addresses. */
+  guardrailsAllowPrivateNetwork?: boolean
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -122,7 +126,18 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
 
   const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
-  const features: PipelineFeatures = { cache: cacheStage({ cache: responseCache, logger: app.log }), ...options.features }
+  const guardrails = guardrailFeature({
+    allowPrivateNetwork: options.guardrailsAllowPrivateNetwork ?? false,
+    metrics: createGuardrailMetrics(metrics.registry),
+    onAsyncResults: (exchange, results) => options.logger?.info({ traceId: exchange.context.trace.traceId, hookResults: results }, 'async guardrail verdicts'),
+    onProblems: (problems) => options.logger?.warn({ problems }, 'guardrail checks this gateway cannot run; they fail on every request'),
+  })
+  const features: PipelineFeatures = {
+    cache: cacheStage({ cache: responseCache, logger: app.log }),
+    guardrailsBefore: guardrails.before,
+    guardrailsAfter: guardrails.after,
+    ...options.features,
+  }
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, jwt: options.jwt ?? null, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)

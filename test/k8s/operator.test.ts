@@ -90,7 +90,7 @@ async function startOperator(identity: string): Promise<{ process: GatehouseProc
   return { process, url: line.url! }
 }
 
-const plural = { Workspace: 'workspaces', Provider: 'providers', Config: 'configs' } as const
+const plural = { Workspace: 'workspaces', Provider: 'providers', Config: 'configs', Guardrail: 'guardrails', RateLimitPolicy: 'ratelimitpolicies' } as const
 type Kind = keyof typeof plural
 
 function apply(kind: Kind, name: string, spec: Record<string, unknown>) {
@@ -140,11 +140,11 @@ async function putSecret(name: string, value: string): Promise<void> {
   }
 }
 
-async function chat(key: string, provider = '@sim', url = gatewayUrl): Promise<number> {
+async function chat(key: string, provider = '@sim', url = gatewayUrl, content = 'hi'): Promise<number> {
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'x-gateway-provider': provider, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
   })
   await response.arrayBuffer()
   return response.status
@@ -236,6 +236,38 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
     // A Secret change is not a spec change: the generation stays; Programmed follows the new write.
     const programmed = await untilCondition('Provider', 'sim', 'Programmed', 'True')
     expect(programmed.observedGeneration).toBe(1)
+  }, 60_000)
+
+  it('a Guardrail CR attached by its Workspace changes what the gateway answers, and is Programmed', async () => {
+    await apply('Guardrail', 'no-passwords', {
+      workspace: 'team-a',
+      checks: [{ id: 'default.contains', parameters: { words: ['password'], operator: 'none' } }],
+      hooks: ['beforeRequestHook'],
+      actions: { deny: true },
+    })
+    await untilCondition('Guardrail', 'no-passwords', 'Programmed', 'True')
+    await untilCondition('Guardrail', 'no-passwords', 'Ready', 'True')
+    const before = simulator.requests.length
+    expect(await chat(workspaceKey, '@sim', gatewayUrl, 'my password is hunter2')).toBe(200)
+    await apply('Workspace', 'team-a', { name: 'Team A', defaults: { inputGuardrails: ['no-passwords'] } })
+    await untilCondition('Workspace', 'team-a', 'Programmed', 'True')
+    await pollUntil(async () => (await chat(workspaceKey, '@sim', gatewayUrl, 'my password is hunter2')) === 446, WAIT_MS, 50)
+    expect(simulator.requests.length).toBe(before + 1)
+    expect(await chat(workspaceKey)).toBe(200)
+    // Detached again: the gateway lets it through.
+    await apply('Workspace', 'team-a', { name: 'Team A' })
+    await pollUntil(async () => (await chat(workspaceKey, '@sim', gatewayUrl, 'my password is hunter2')) === 200, WAIT_MS, 50)
+  }, 60_000)
+
+  it('a RateLimitPolicy CR, which no gateway enforces yet, says NotEnforced and never Programmed', async () => {
+    await apply('RateLimitPolicy', 'per-key', { workspace: 'team-a', conditions: [{ key: 'workspace_id', value: '*' }], groupBy: [{ key: 'api_key' }], type: 'requests', unit: 'rpm', value: 1 })
+    const programmed = await untilCondition('RateLimitPolicy', 'per-key', 'Programmed', 'False', 'NotEnforced')
+    expect(programmed.message).toContain('does not enforce RateLimitPolicy')
+    expect(condition(await getObject('RateLimitPolicy', 'per-key'), 'Accepted')).toMatchObject({ status: 'True' })
+    expect(condition(await getObject('RateLimitPolicy', 'per-key'), 'Ready')).toMatchObject({ status: 'False', reason: 'NotEnforced' })
+    // A limit of 1 per minute that nothing enforces: the second request still passes (and the status told the truth).
+    expect(await chat(workspaceKey)).toBe(200)
+    expect(await chat(workspaceKey)).toBe(200)
   }, 60_000)
 
   it('refuses an invalid spec that the CRD schema cannot catch (a Workspace that does not exist) and recovers when fixed', async () => {

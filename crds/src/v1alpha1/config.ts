@@ -169,6 +169,16 @@ const nodeFields = {
     .describe("Absolute http(s) URL replacing the provider's base URL; no credentials, query or fragment."),
   forward_headers: z.array(headerName).max(32).optional().describe('Client request headers copied to the provider.'),
   circuit_breaker: circuitBreaker.optional(),
+  input_guardrails: z
+    .array(z.string().min(1).max(255).describe('Guardrail slug or id.'))
+    .max(32)
+    .optional()
+    .describe("Guardrails run on the request before it is sent (added to the parent's)."),
+  output_guardrails: z
+    .array(z.string().min(1).max(255).describe('Guardrail slug or id.'))
+    .max(32)
+    .optional()
+    .describe("Guardrails run on the answer of this node's targets (added to the parent's)."),
 }
 
 const NODE_DESCRIPTION = 'One target: a provider to call, or a strategy over nested targets.'

@@ -22,6 +22,13 @@ const actions = rules(
       async: z.boolean().default(false).describe('Run the checks in the background without delaying or blocking the request.'),
       onSuccess: feedback(5).optional().describe('Recorded when every check passes.'),
       onFail: feedback(-5).optional().describe('Recorded when a check fails.'),
+      holdBack: z
+        .strictObject({
+          mode: z.enum(['none', 'window', 'all']).describe('none: chunks go out as they arrive; window: the last windowChars characters wait; all: the whole answer waits.'),
+          windowChars: z.int().min(1).max(1_000_000).optional().describe('Characters held back in window mode (default 256).'),
+        })
+        .optional()
+        .describe('How much of a streamed answer is held back while output checks judge it; held text is never sent after a deny.'),
     })
     .describe('What happens with the verdict.'),
   [

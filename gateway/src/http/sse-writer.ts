@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { toGatewayError, type GatewayError } from '../core/errors.ts'
-import { toJsonText } from '../pipeline/raw-json.ts'
+import { toJsonText } from '../core/raw-json.ts'
 
 export interface StreamWriteResult {
   completed: boolean

@@ -11,7 +11,7 @@ import { GatewayError } from '../core/errors.ts'
 import { decodeFrameBatches, decodeUnparsedSseBatches } from '../upstream/framing/index.ts'
 import { sendUpstream, sendUpstreamBuffered, transportError, type UpstreamResponse } from '../upstream/transport.ts'
 import { errorFromProvider } from '../upstream/provider-errors.ts'
-import { RawJson, rememberRawJson } from './raw-json.ts'
+import { RawJson, rememberRawJson } from '../core/raw-json.ts'
 import type { RouteTarget } from '../routing/target.ts'
 
 export interface JsonOutcome<Response> {

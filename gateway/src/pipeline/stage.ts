@@ -23,27 +23,10 @@ import type { PlanNode, ProviderRef } from '../routing/plan.ts'
 import type { SelectedConfig } from '../routing/select.ts'
 import type { CompiledProvider, RouteTarget } from '../routing/target.ts'
 import type { RequestContext } from './context.ts'
+import type { EndpointType, HookResult } from '../core/exchange-types.ts'
 
-/** The spec's `endpoint_type` values (policy conditions, usage records, analytics). */
-export type EndpointType =
-  | 'chatComplete'
-  | 'complete'
-  | 'embed'
-  | 'messages'
-  | 'responses'
-  | 'imageGenerate'
-  | 'audio'
-  | 'files'
-  | 'batches'
-  | 'fineTuning'
-  | 'moderate'
-  | 'rerank'
-  | 'vectorStores'
-  | 'assistants'
-  | 'models'
-  | 'ocr'
-  | 'realtime'
-  | 'proxy'
+// Defined below the feature folders (guardrails, limits, usage read them); part of this contract.
+export type { EndpointType, HookResult } from '../core/exchange-types.ts'
 
 /** What a route declares about itself; stage factories decide from it whether they take part. */
 export interface Operation {
@@ -64,18 +47,6 @@ export type RouteDecision =
   | { readonly kind: 'config'; readonly plan: PlanNode<ProviderRef>; readonly configId: string | null; readonly config: SelectedConfig }
 
 export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'SEMANTIC MISS' | 'REFRESH' | 'DISABLED'
-
-/** The verdict of one guardrail run, kept on the usage record and returned to the caller. */
-export interface HookResult {
-  readonly guardrailId: string
-  readonly hook: 'beforeRequestHook' | 'afterRequestHook'
-  readonly verdict: boolean
-  readonly deny: boolean
-  readonly async: boolean
-  readonly checks: ReadonlyArray<{ readonly id: string; readonly verdict: boolean; readonly explanation?: string; readonly error?: string }>
-  readonly feedback?: { readonly value: number; readonly weight: number; readonly metadata?: Readonly<Record<string, unknown>> } | null
-  readonly executionTimeMs: number
-}
 
 /**
  * Facts gathered while the exchange runs, read by the account and log stages (and headers). Stages

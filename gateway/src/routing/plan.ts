@@ -7,7 +7,8 @@
  *
  * Inheritance: `override_params` merge shallowly (the child wins); `retry` and `circuit_breaker`
  * are replaced whole; `request_timeout`, `custom_host` and `forward_headers` are the child's when
- * set, else the parent's.
+ * set, else the parent's. Guardrail lists (`input_guardrails`, `output_guardrails`) add up: a node
+ * carries its own and its parents'.
  */
 import { compileQuery, type Predicate } from './conditions.ts'
 import { configPath, type ConfigNode } from '../snapshot/config-schema.ts'
@@ -33,9 +34,16 @@ export interface LeafSettings {
   readonly breaker: BreakerSettings
 }
 
+/** Guardrail references (ids or slugs) a node carries: its own plus its parents'. */
+export interface GuardrailRefs {
+  readonly input: readonly string[]
+  readonly output: readonly string[]
+}
+
 interface NodeBase {
   /** `config`, `config.targets[1]`, ... */
   readonly path: string
+  readonly guardrails: GuardrailRefs
   readonly name: string | null
   readonly weight: number
 }
@@ -114,12 +122,21 @@ function providerRef(node: ConfigNode): ProviderRef {
   return { name: '', field: 'request' }
 }
 
-function planNode(node: ConfigNode, path: ReadonlyArray<string | number>, parent: LeafSettings): PlanNode<ProviderRef> {
+const NO_GUARDRAILS: GuardrailRefs = { input: [], output: [] }
+
+function withGuardrails(parent: GuardrailRefs, node: ConfigNode): GuardrailRefs {
+  if (!node.input_guardrails && !node.output_guardrails) return parent
+  const add = (list: readonly string[], more: readonly string[] | undefined) => (more ? [...new Set([...list, ...more])] : list)
+  return { input: add(parent.input, node.input_guardrails), output: add(parent.output, node.output_guardrails) }
+}
+
+function planNode(node: ConfigNode, path: ReadonlyArray<string | number>, parent: LeafSettings, parentGuardrails: GuardrailRefs = NO_GUARDRAILS): PlanNode<ProviderRef> {
   const settings = inherit(parent, node)
-  const base = { path: configPath(path), name: node.name ?? null, weight: node.weight ?? 1 }
+  const guardrails = withGuardrails(parentGuardrails, node)
+  const base = { path: configPath(path), name: node.name ?? null, weight: node.weight ?? 1, guardrails }
   if (!node.strategy || !node.targets) return { ...base, kind: 'leaf', target: providerRef(node), settings }
 
-  const children = node.targets.map((child, index) => planNode(child, [...path, 'targets', index], settings))
+  const children = node.targets.map((child, index) => planNode(child, [...path, 'targets', index], settings, guardrails))
   const indexOf = (name: string): number => node.targets!.findIndex((child) => child.name === name)
   return {
     ...base,

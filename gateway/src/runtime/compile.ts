@@ -34,6 +34,8 @@ export interface RuntimeConfig extends ProviderLookup {
   readonly configs: ReadonlyMap<string, CompiledConfig>
   /** Every pool this runtime owns, closed when a newer runtime replaces it. */
   readonly dispatchers: ReadonlySet<Dispatcher>
+  /** The snapshot it was compiled from: feature stages compile their part of it once per runtime. */
+  readonly snapshot: GatewaySnapshot
 }
 
 export interface CompileProblem {
@@ -155,6 +157,7 @@ export function compileRuntime(
       providers,
       configs,
       dispatchers,
+      snapshot,
     },
   }
 }

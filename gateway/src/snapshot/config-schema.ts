@@ -20,6 +20,7 @@ export const CONFIG_LIMITS = {
   maxForwardHeaders: 32,
   /** Thirty days. */
   maxCacheAgeS: 2_592_000,
+  maxGuardrails: 32,
 } as const
 
 const retry = z.strictObject({
@@ -220,6 +221,7 @@ const cache = z.strictObject({
 })
 
 export type CacheConfig = z.infer<typeof cache>
+const guardrailRefs = z.array(z.string().min(1).max(255)).max(CONFIG_LIMITS.maxGuardrails)
 
 export interface ConfigNode {
   cache?: CacheConfig
@@ -235,6 +237,8 @@ export interface ConfigNode {
   circuit_breaker?: z.infer<typeof circuitBreaker>
   strategy?: z.infer<typeof strategy>
   targets?: ConfigNode[]
+  input_guardrails?: string[]
+  output_guardrails?: string[]
 }
 
 const nodeShape = z.strictObject({
@@ -256,6 +260,10 @@ const nodeShape = z.strictObject({
   forward_headers: z.array(headerName).max(CONFIG_LIMITS.maxForwardHeaders).optional(),
   circuit_breaker: circuitBreaker.optional(),
   strategy: strategy.optional(),
+  /** Guardrails (ids or slugs) run on the request before it is sent; a target's add to its parent's. */
+  input_guardrails: guardrailRefs.optional(),
+  /** Guardrails (ids or slugs) run on the answer of this node's targets. */
+  output_guardrails: guardrailRefs.optional(),
   get targets() {
     return z.array(configNode).min(1).max(CONFIG_LIMITS.maxTargets).optional()
   },

@@ -22,7 +22,37 @@ export const snapshotGuardrail = z.object({
   checks: z.array(z.object({ id: z.string().min(1).max(255), parameters: z.record(z.string(), z.unknown()).default({}), isEnabled: z.boolean().default(true) })),
   actions: z.record(z.string(), z.unknown()).default({}),
   hooks: z.array(guardrailHook).default(['beforeRequestHook']),
+  /**
+   * How much of a streamed answer is held back while output checks judge it: none (chunks go out
+   * as they arrive), a window of the last `windowChars` characters, or the whole answer.
+   */
+  holdBack: z.object({ mode: z.enum(['none', 'window', 'all']), windowChars: z.number().int().min(1).max(1_000_000).default(256) }).default({ mode: 'none', windowChars: 256 }),
 })
+
+/**
+ * Guardrails attached by default: the organisation's (`workspaceId` null, the spec's Org
+ * Guardrails) and each workspace's (`defaults.input_guardrails` / `output_guardrails`). Input
+ * guardrails run before the request, output guardrails on the answer; a guardrail attached
+ * twice (organisation, workspace, config) runs once.
+ */
+export const snapshotGuardrailDefaults = z.object({
+  workspaceId: id.nullable(),
+  /** Guardrail ids. */
+  input: z.array(id).default([]),
+  output: z.array(id).default([]),
+})
+
+/**
+ * The external AI-security partner checks a guardrail may name: one contract for all of them (a
+ * policy id and an adapter endpoint; the gateway's guardrails/checks/partner.ts). Shared with the
+ * admin API's catalogue so both accept the same ids.
+ */
+export const PARTNER_CHECK_IDS = [
+  'sydelabs.sydeguard', 'aporia.validateProject', 'pillar.scanPrompt', 'pillar.scanResponse', 'patronus.phi', 'patronus.pii', 'patronus.isConcise',
+  'patronus.isHelpful', 'patronus.isPolite', 'patronus.noApologies', 'patronus.noGenderBias', 'patronus.noRacialBias', 'patronus.retrievalAnswerRelevance',
+  'patronus.toxicity', 'patronus.custom', 'mistral.moderateContent', 'bedrock.guard', 'promptfoo.guard', 'promptfoo.pii', 'promptfoo.harm', 'acuvity.scan',
+  'lasso.classify', 'azure.contentSafety', 'azure.pii', 'panw-prisma-airs.intercept',
+] as const
 
 /** Where a limit came from: a policy object, or the limits field of a key, workspace, provider or integration. */
 export const limitSource = z.enum(['policy', 'api_key', 'workspace', 'provider', 'integration'])
@@ -74,5 +104,6 @@ export const snapshotPrice = z.object({
 })
 
 export type SnapshotGuardrail = z.infer<typeof snapshotGuardrail>
+export type SnapshotGuardrailDefaults = z.infer<typeof snapshotGuardrailDefaults>
 export type SnapshotLimit = z.infer<typeof snapshotLimit>
 export type SnapshotPrice = z.infer<typeof snapshotPrice>

@@ -5,7 +5,7 @@
  * (ports, URLs) are environment variables.
  */
 import { z } from 'zod'
-import { snapshotGuardrail, snapshotLimit, snapshotPrice } from './policies.ts'
+import { snapshotGuardrail, snapshotGuardrailDefaults, snapshotLimit, snapshotPrice } from './policies.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -102,6 +102,8 @@ export const gatewaySnapshot = z.object({
   deployment: snapshotDeployment.nullable().default(null),
   /** Guardrails by id; configs, workspaces and the organisation attach them. */
   guardrails: z.array(snapshotGuardrail).default([]),
+  /** The organisation's and the workspaces' default guardrails. */
+  guardrailDefaults: z.array(snapshotGuardrailDefaults).default([]),
   /** Every rate limit and budget that applies, in one enforceable form (see policies.ts). */
   limits: z.array(snapshotLimit).default([]),
   /** Price overrides on top of the shipped pricing table. */

@@ -127,8 +127,8 @@ describe('guardrails', () => {
       checks: [
         { id: 'default.requiredMetadataKeyPairs', parameters: { metadataPairs: { team: 'search' } } },
         { id: 'default.inlineImageUrls' },
-        { id: 'patronus.pii', parameters: { policyId: 'pol-1' } },
-        { id: 'default.requestParamsCheck', parameters: { blockedParams: ['logit_bias'] } },
+        { id: 'patronus.pii', parameters: { policyId: 'pol-1', endpoint: 'https://partner.example/verdict' } },
+        { id: 'default.requestParamsCheck', parameters: { params: { blockedKeys: ['logit_bias'] }, tools: { blockedFunctionNames: ['rm'] } } },
         { id: 'default.addPrefix', parameters: { prefix: 'Be brief. ' } },
         { id: 'default.allowedRequestTypes', parameters: { allowedTypes: ['chatComplete', 'embed'] } },
       ],
@@ -140,7 +140,8 @@ describe('guardrails', () => {
     const stored = (await h.call('GET', `/v1/guardrails/${slug}`, workspaceKey)).json()
     expect(stored.checks[0].parameters).toEqual({ metadataPairs: { team: 'search' }, operator: 'all' })
     expect(stored.checks[1].parameters).toEqual({ maxSizeBytes: 20_971_520, timeoutMs: 30_000, failOnError: false })
-    expect(stored.checks[2].parameters).toEqual({ policyId: 'pol-1', timeout: 10_000 })
+    expect(stored.checks[2].parameters).toEqual({ policyId: 'pol-1', endpoint: 'https://partner.example/verdict', timeout: 10_000, failOnError: false })
+    expect(stored.checks[3].parameters).toEqual({ params: { blockedKeys: ['logit_bias'] }, tools: { blockedFunctionNames: ['rm'] } })
     expect(stored.checks[4].parameters).toMatchObject({ prefix: 'Be brief. ', applyToRole: 'user', addToExisting: true })
     expect(stored.actions).toMatchObject({ deny: true, async: false, on_fail: { feedback: { value: -5, weight: 1 } } })
     const updated = (await h.call('PUT', `/v1/guardrails/${id}`, workspaceKey, { actions: { deny: false } })).json()
@@ -159,13 +160,18 @@ describe('guardrails', () => {
       [check('default.inlineImageUrls', { maxSizeBytes: 0 }), 'checks[0].parameters.maxSizeBytes'],
       [check('default.inlineImageUrls', { timeoutMs: 120_001 }), 'checks[0].parameters.timeoutMs'],
       [check('default.inlineImageUrls', { failOnError: 'yes' }), 'checks[0].parameters.failOnError'],
-      [check('patronus.pii', { policyId: 'p', timeout: 0 }), 'checks[0].parameters.timeout'],
+      [check('patronus.pii', { policyId: 'p', endpoint: 'https://partner.example/v', timeout: 0 }), 'checks[0].parameters.timeout'],
+      [check('patronus.pii', { endpoint: 'https://partner.example/v' }), 'checks[0].parameters.policyId'],
+      [check('default.regexMatch', { rule: '(a)\\1' }), 'checks[0].parameters.rule'],
+      [check('default.webhook', { webhookURL: 'https://hooks.example/v', signingSecret: 'short' }), 'checks[0].parameters.signingSecret'],
+      [{ ...check('default.isAllLowerCase', {}), actions: { hold_back: { mode: 'later' } } }, 'actions.hold_back.mode'],
       [check('default.requiredMetadataKeyPairs', { metadataPairs: {} }), 'checks[0].parameters.metadataPairs'],
       [check('default.requiredMetadataKeyPairs', { metadataPairs: { a: 'b' }, operator: 'some' }), 'checks[0].parameters.operator'],
       [check('default.allowedRequestTypes', { allowedTypes: ['teleport'] }), 'checks[0].parameters.allowedTypes[0]'],
       [check('default.allowedRequestTypes', { allowedTypes: ['embed'], blockedTypes: ['embed'] }), 'checks[0].parameters.allowedTypes'],
       [check('default.addPrefix', { prefix: 'x', applyToRole: 'tool' }), 'checks[0].parameters.applyToRole'],
-      [check('default.requestParamsCheck', {}), 'checks[0].parameters.allowedParams'],
+      [check('default.requestParamsCheck', {}), 'checks[0].parameters.tools'],
+      [check('default.requestParamsCheck', { params: { values: { temperature: { allowedValues: [] } } } }), 'checks[0].parameters.params.values.temperature.allowedValues'],
       [check('default.regexMatch', { rule: 'a', extra: 1 }), 'checks[0].parameters.extra'],
       [{ ...check('default.isAllLowerCase', {}), actions: { deny: true, async: true } }, 'actions.async'],
       [{ ...check('default.isAllLowerCase', {}), actions: { on_fail: { feedback: { value: 11 } } } }, 'actions.on_fail.feedback.value'],

@@ -22,6 +22,7 @@ import { providerNetwork, SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type Gatewa
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
 import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
+import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
@@ -217,7 +218,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
   const organization = await store.organizations.first()
   if (!organization) throw new Error('no organisation yet: run ensureOrganization first')
   const orgId = organization.id
-  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment] = await Promise.all([
+  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails] = await Promise.all([
     store.workspaces.listAll(orgId),
     store.apiKeys.forSnapshot(orgId, now, RECENTLY_ENDED_MS),
     store.providers.list(orgId),
@@ -225,6 +226,8 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     store.integrations.list(orgId),
     store.secretReferences.list(orgId),
     options.deployment === undefined ? Promise.resolve(null) : store.deployments.get(orgId, options.deployment),
+    store.guardrails.listActive(orgId),
+    store.organisationGuardrails.get(orgId),
   ])
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
@@ -242,6 +245,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     read: options.readSecret ?? environmentSecretReader(),
     report: (path, message) => options.onProblem?.({ path, message }),
   }
+  const guardrails = allGuardrails.filter((g) => inScope(g.workspaceId))
   const compiledProviders = await Promise.all(providers.map((p) => compileProvider(store, sources, p)))
   if (served !== null) {
     // Organisation-wide providers stay, limited to the workspaces this deployment serves.
@@ -267,6 +271,8 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
     providers: compiledProviders,
     configs: activeConfigs.map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
+    guardrails: compileGuardrails(guardrails),
+    guardrailDefaults: compileGuardrailDefaults(guardrails, organisationGuardrails, workspaces, sources.report),
     deployment: deployment
       ? { id: deployment.id, slug: deployment.slug, type: deployment.type, configId: deployment.configId !== null && activeConfigs.some((c) => c.id === deployment.configId) ? deployment.configId : null }
       : null,

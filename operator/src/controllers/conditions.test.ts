@@ -22,6 +22,15 @@ describe('conditionsFor', () => {
     expect(conditions[2]).toMatchObject({ type: 'Ready', status: 'False', reason: 'SecretNotFound', message: "spec.secretRef: no Secret 'openai'" })
   })
 
+  it('says NotEnforced, never Programmed, for a kind the gateway does not enforce', () => {
+    const conditions = conditionsFor({ accepted: true }, { programmed: false, reason: 'NotEnforced', message: 'not enforced' })
+    expect(conditions.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ['Accepted', 'True', 'Accepted'],
+      ['Programmed', 'False', 'NotEnforced'],
+      ['Ready', 'False', 'NotEnforced'],
+    ])
+  })
+
   it('is not Ready while gateways have not applied the change', () => {
     const conditions = conditionsFor({ accepted: true }, { programmed: false, reason: 'Pending', message: 'waiting for 2 gateways' })
     expect(conditions[2]).toMatchObject({ type: 'Ready', status: 'False', reason: 'Pending' })

@@ -21,7 +21,7 @@ export type Acceptance = { accepted: true } | { accepted: false; reason: string;
 /** Whether the gateways run a snapshot containing the object's latest change. */
 export type Programming =
   | { programmed: true; generation: number; gateways: number }
-  | { programmed: false; reason: 'Pending' | 'Rejected' | 'NoGateways' | 'NotAccepted'; message: string }
+  | { programmed: false; reason: 'Pending' | 'Rejected' | 'NoGateways' | 'NotAccepted' | 'NotEnforced'; message: string }
 
 export function acceptedCondition(acceptance: Acceptance): ConditionInput {
   return acceptance.accepted

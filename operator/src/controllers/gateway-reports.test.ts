@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { isEnforced } from '@gatehouse/gateway/snapshot'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { FakeKubeClient } from '../kube/fake-client.ts'
@@ -86,5 +87,21 @@ describe('gateway reports', () => {
     remote = [{ gatewayId: 'gw-b', appliedGeneration: mark.atMs, lastNack: null }]
     expect(tracker.observe('uid-1')).toMatchObject({ programmed: true, gateways: 2 })
     expect(tracker.waiting()).toEqual([])
+  })
+  it('a policy kind the gateway does not enforce is never Programmed and waits for no gateway', async () => {
+    const publisher = new SnapshotPublisher(async (next) => ({ generation: next }) as unknown as GatewaySnapshot, { now: () => 0 })
+    const registry = new GatewayRegistry()
+    const tracker = new ProgrammedTracker(publisher, registry)
+    await tracker.written('uid-rl', tracker.beforeWrite())
+    registry.connected('gw-a', true)
+    registry.ack('gw-a', publisher.latest!.generation)
+    expect(isEnforced('RateLimitPolicy')).toBe(false)
+    expect(tracker.observe('uid-rl', 'RateLimitPolicy')).toEqual({ programmed: false, reason: 'NotEnforced', message: expect.stringContaining('does not enforce RateLimitPolicy') })
+    expect(tracker.waiting()).toEqual([])
+    // Kinds that are not policies, and enforced kinds, follow the gateways.
+    expect(tracker.observe('uid-rl', 'Provider')).toMatchObject({ programmed: true })
+    for (const kind of ['Guardrail', 'UsageLimitPolicy']) {
+      expect(tracker.observe('uid-rl', kind)).toMatchObject(isEnforced(kind) ? { programmed: true } : { programmed: false, reason: 'NotEnforced' })
+    }
   })
 })

@@ -7,6 +7,7 @@
  */
 import type { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import type { SnapshotPublisher } from '../distribution/publisher.ts'
+import { enforcementOf, isPolicyKind } from '../enforcement.ts'
 import type { Programming } from './conditions.ts'
 import { connectedGateways, type ReportedGateway } from './gateway-reports.ts'
 
@@ -69,8 +70,19 @@ export class ProgrammedTracker {
     this.#waiting.delete(uid)
   }
 
-  /** The Programmed state for the object's status, remembering objects that still wait. */
-  observe(uid: string): Programming {
+  /**
+   * The Programmed state for the object's status, remembering objects that still wait. A policy
+   * kind the gateway does not enforce is never Programmed (reason NotEnforced) and waits for no
+   * gateway: no snapshot it could apply would change that.
+   */
+  observe(uid: string, kind?: string): Programming {
+    if (kind !== undefined && isPolicyKind(kind)) {
+      const enforcement = enforcementOf(kind)
+      if (!enforcement.enforced) {
+        this.#waiting.delete(uid)
+        return { programmed: false, reason: enforcement.reason, message: enforcement.message }
+      }
+    }
     const programming = this.#state(uid)
     if (programming.programmed) this.#waiting.delete(uid)
     else this.#waiting.add(uid)

@@ -200,7 +200,7 @@ export class Reconciler {
     const { client, tracker } = this.#options
     const uid = object.metadata.uid!
     const previous = object.status as ResourceStatus | undefined
-    const programming = acceptance.accepted ? tracker.observe(uid) : { programmed: false as const, reason: 'NotAccepted' as const, message: 'The resource was not accepted; see the Accepted condition.' }
+    const programming = acceptance.accepted ? tracker.observe(uid, kind) : { programmed: false as const, reason: 'NotAccepted' as const, message: 'The resource was not accepted; see the Accepted condition.' }
     const generation = object.metadata.generation ?? 0
     // A refused change leaves the row of the last accepted spec in place (gateways keep serving
     // it, as they keep their last good snapshot), so its id stays on the status.
@@ -222,7 +222,7 @@ export class Reconciler {
     if (!sameStatus(stripTimes(previous), stripTimes(status))) {
       await client.patchStatus(resourceType(kind), object.metadata.namespace!, object.metadata.name, status as Record<string, unknown>)
     }
-    if (acceptance.accepted && !programming.programmed) return { requeueAfterMs: this.#options.programmedRecheckMs ?? 30_000 }
+    if (acceptance.accepted && !programming.programmed && programming.reason !== 'NotEnforced') return { requeueAfterMs: this.#options.programmedRecheckMs ?? 30_000 }
   }
 }
 

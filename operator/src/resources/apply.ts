@@ -96,6 +96,17 @@ export function credentialsFromSecret(value: string): Record<string, string> {
   return Object.fromEntries(Object.entries(record).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
 }
 
+/** The admin API's names for the defaults a Workspace CR declares (guardrails by name = slug). */
+function storedDefaults(defaults: Workspace['spec']['defaults']): Record<string, unknown> {
+  if (!defaults) return {}
+  const { inputGuardrails, outputGuardrails, ...rest } = defaults
+  return {
+    ...rest,
+    ...(inputGuardrails === undefined ? {} : { input_guardrails: inputGuardrails }),
+    ...(outputGuardrails === undefined ? {} : { output_guardrails: outputGuardrails }),
+  }
+}
+
 async function applyWorkspace(tx: Repositories, context: ApplyContext, item: SourcedResource): Promise<string> {
   const workspace = item.resource as Workspace
   const slug = workspaceSlug(workspace)
@@ -103,7 +114,7 @@ async function applyWorkspace(tx: Repositories, context: ApplyContext, item: Sou
     slug,
     name: workspace.spec.name ?? workspace.metadata.name,
     description: workspace.spec.description ?? null,
-    defaults: workspace.spec.defaults ?? {},
+    defaults: storedDefaults(workspace.spec.defaults),
     usageLimits: workspace.spec.usageLimits ?? [],
     rateLimits: workspace.spec.rateLimits ?? [],
     managedBy: context.managedBy,
@@ -249,6 +260,7 @@ async function applyGuardrail(tx: Repositories, context: ApplyContext, declared:
     async: spec.actions.async,
     ...(spec.actions.onSuccess === undefined ? {} : { on_success: spec.actions.onSuccess }),
     ...(spec.actions.onFail === undefined ? {} : { on_fail: spec.actions.onFail }),
+    ...(spec.actions.holdBack === undefined ? {} : { hold_back: { mode: spec.actions.holdBack.mode, ...(spec.actions.holdBack.windowChars === undefined ? {} : { window_chars: spec.actions.holdBack.windowChars }) } }),
   }, 'spec.actions', item)
   const workspaceId = await workspaceIdFor(tx, context, declared.workspaces, spec.workspace, item)
   const slug = spec.slug ?? guardrail.metadata.name

@@ -27,6 +27,7 @@ import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
+import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
 import { PolicyRepository } from './repos/policies.ts'
 import { ProviderRepository } from './repos/providers.ts'
@@ -54,6 +55,7 @@ export interface Repositories {
   integrations: IntegrationRepository
   secretReferences: SecretReferenceRepository
   guardrails: GuardrailRepository
+  organisationGuardrails: OrganisationGuardrailRepository
   deployments: DeploymentRepository
   policies: PolicyRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
@@ -85,6 +87,7 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     integrations: new IntegrationRepository(db, sink, keyring),
     secretReferences: new SecretReferenceRepository(db, sink),
     guardrails: new GuardrailRepository(db, sink),
+    organisationGuardrails: new OrganisationGuardrailRepository(db, sink),
     deployments: new DeploymentRepository(db, sink),
     policies: new PolicyRepository(db, sink),
     credentials: new CredentialResealer(db, keyring),
@@ -143,6 +146,7 @@ export type { AuditEntry, AuditRecord } from './repos/audit.ts'
 export type { ConfigRecord, ConfigVersionRecord } from './repos/configs.ts'
 export type { DeploymentRecord, DeploymentType } from './repos/deployments.ts'
 export type { GuardrailRecord } from './repos/guardrails.ts'
+export type { OrganisationGuardrails } from './repos/organisation-guardrails.ts'
 export type { GlobalWorkspaceAccess, IntegrationModel, IntegrationRecord, WorkspaceAccess } from './repos/integrations.ts'
 export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
 export type { ResealReport } from './repos/reseal.ts'

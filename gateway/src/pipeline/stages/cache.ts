@@ -13,7 +13,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { header } from '../../core/headers.ts'
 import { cacheKey, type CachedAnswer, type ResponseCache } from '../../cache/response-cache.ts'
-import { RawJson, toJsonText } from '../raw-json.ts'
+import { RawJson, toJsonText } from '../../core/raw-json.ts'
 import { observeStream, type Answer, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
 
 export const CACHE_STATUS_HEADER = 'x-gateway-cache-status'

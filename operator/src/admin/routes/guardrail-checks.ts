@@ -4,7 +4,9 @@
  * partner checks: timeout 10000 ms). Checks are stored validated and defaulted; enforcement is
  * the gateway's. Ids outside the catalogue are refused so a typo is a 400, not a silent no-op.
  */
+import { RE2JS } from 're2js'
 import { z } from 'zod'
+import { PARTNER_CHECK_IDS } from '@gatehouse/gateway/snapshot'
 
 export const INLINE_IMAGE_MAX_SIZE_BYTES_DEFAULT = 20 * 1024 * 1024
 export const INLINE_IMAGE_TIMEOUT_MS_DEFAULT = 30_000
@@ -24,6 +26,18 @@ const timeout = (defaultMs: number) => z.int().min(1).max(MAX_TIMEOUT_MS).defaul
 const words = z.array(z.string().min(1).max(1000)).min(1).max(1000)
 const count = z.int().min(0).max(10_000_000)
 
+function isRe2(rule: string): boolean {
+  try {
+    RE2JS.compile(rule)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const names = z.array(z.string().min(1).max(255)).min(1).max(256).optional()
+const scalars = z.array(z.union([z.string().max(1000), z.number(), z.boolean()])).min(1).max(256)
+
 const requestTypes = z.strictObject({
   allowedTypes: z.array(z.enum(REQUEST_TYPES)).min(1).max(REQUEST_TYPES.length).optional(),
   blockedTypes: z.array(z.enum(REQUEST_TYPES)).min(1).max(REQUEST_TYPES.length).optional(),
@@ -37,24 +51,28 @@ const DEFAULT_CHECKS: Record<string, z.ZodType> = {
   }),
   'default.requiredMetadataKeys': z.strictObject({ metadataKeys: z.array(z.string().min(1).max(255)).min(1).max(64), operator: z.enum(['all', 'any', 'none']).default('all') }),
   'default.inlineImageUrls': z.strictObject({
+    /** Provider kinds the images are put inline for (default: every provider). */
+    providers: z.array(z.string().min(1).max(64)).min(1).max(64).optional(),
     maxSizeBytes: z.int().min(1).max(100 * 1024 * 1024).default(INLINE_IMAGE_MAX_SIZE_BYTES_DEFAULT),
     timeoutMs: timeout(INLINE_IMAGE_TIMEOUT_MS_DEFAULT),
     failOnError: z.boolean().default(false),
-    allowedMimeTypes: z.array(z.string().regex(/^image\/[a-z0-9.+-]+$/)).min(1).max(32).optional(),
   }),
   'default.requestParamsCheck': z.strictObject({
-    allowedParams: z.array(z.string().min(1).max(255)).min(1).max(256).optional(),
-    blockedParams: z.array(z.string().min(1).max(255)).min(1).max(256).optional(),
-    /** Per parameter: the values it may take. */
-    allowedValues: z.record(z.string().min(1).max(255), z.array(z.union([z.string().max(1000), z.number(), z.boolean()])).min(1).max(256)).optional(),
-  }).refine((p) => p.allowedParams !== undefined || p.blockedParams !== undefined || p.allowedValues !== undefined, { message: 'give allowedParams, blockedParams or allowedValues', path: ['allowedParams'] }),
+    tools: z.strictObject({ blockedTypes: names, allowedTypes: names, blockedFunctionNames: names, allowedFunctionNames: names }).optional(),
+    params: z.strictObject({
+      blockedKeys: names,
+      allowedKeys: names,
+      /** Per parameter: the values it may or may not take. */
+      values: z.record(z.string().min(1).max(255), z.strictObject({ blockedValues: scalars.optional(), allowedValues: scalars.optional() })).optional(),
+    }).optional(),
+  }).refine((p) => p.tools !== undefined || p.params !== undefined, { message: 'give tools or params', path: ['tools'] }),
   'default.addPrefix': z.strictObject({
     prefix: z.string().min(1).max(10_000),
     applyToRole: z.enum(['system', 'user']).default('user'),
     addToExisting: z.boolean().default(true),
   }),
   'default.allowedRequestTypes': requestTypes,
-  'default.regexMatch': z.strictObject({ rule: z.string().min(1).max(256), not }),
+  'default.regexMatch': z.strictObject({ rule: z.string().min(1).max(256).refine(isRe2, 'not a valid RE2 regular expression (gateways run rules in linear time: no backreferences or lookarounds)'), not }),
   'default.modelWhitelist': z.strictObject({ models: z.array(z.string().min(1).max(255)).min(1).max(1000), not }),
   'default.isAllLowerCase': z.strictObject({ not }),
   'default.alluppercase': z.strictObject({ not }),
@@ -66,22 +84,26 @@ const DEFAULT_CHECKS: Record<string, z.ZodType> = {
   'default.contains': z.strictObject({ words, operator: z.enum(['any', 'all', 'none']) }),
   'default.validUrls': z.strictObject({ onlyDNS: z.boolean().default(false), not }),
   'default.endsWith': z.strictObject({ suffix: z.string().min(1).max(1000), not }),
-  'default.webhook': z.strictObject({ webhookURL: z.url({ protocol: /^https?$/ }).max(2048), headers: z.record(z.string(), z.string()).optional(), timeout: timeout(3000), failOnError: z.boolean().default(false) }),
+  'default.webhook': z.strictObject({
+    webhookURL: z.url({ protocol: /^https?$/ }).max(2048),
+    headers: z.record(z.string(), z.string()).optional(),
+    timeout: timeout(3000),
+    failOnError: z.boolean().default(false),
+    /** Signs each call: x-gatehouse-signature t=<unix seconds>,v1=<HMAC-SHA256 of "<t>.<body>">. */
+    signingSecret: z.string().min(16).max(256).optional(),
+  }),
 }
 
-/** Partner checks: provider-hosted policies named by `policyId`. */
-export const PARTNER_CHECK_IDS = [
-  'sydelabs.sydeguard', 'aporia.validateProject', 'pillar.scanPrompt', 'pillar.scanResponse', 'patronus.phi', 'patronus.pii', 'patronus.isConcise',
-  'patronus.isHelpful', 'patronus.isPolite', 'patronus.noApologies', 'patronus.noGenderBias', 'patronus.noRacialBias', 'patronus.retrievalAnswerRelevance',
-  'patronus.toxicity', 'patronus.custom', 'mistral.moderateContent', 'bedrock.guard', 'promptfoo.guard', 'promptfoo.pii', 'promptfoo.harm', 'acuvity.scan',
-  'lasso.classify', 'azure.contentSafety', 'azure.pii', 'panw-prisma-airs.intercept',
-] as const
 
-const partnerParameters = z.object({
+/** Partner checks speak one contract (see the gateway's guardrails/checks/partner.ts) with an adapter at `endpoint`. */
+const partnerParameters = z.strictObject({
   // The spec: the partner guardrail's policyId is required (the partner evaluates that policy).
   policyId: z.string({ error: (issue) => (issue.input === undefined ? 'policyId is required for a partner check' : 'policyId must be a string') }).min(1).max(255),
   timeout: timeout(PARTNER_TIMEOUT_MS_DEFAULT),
-}).catchall(z.union([z.string().max(10_000), z.number(), z.boolean(), z.array(z.string().max(1000)).max(256)]))
+  endpoint: z.url({ protocol: /^https?$/ }).max(2048),
+  apiKey: z.string().min(1).max(4096).optional(),
+  failOnError: z.boolean().default(false),
+})
 
 export const checkSchema = z.strictObject({
   id: z.string().min(1).max(128),
@@ -116,6 +138,8 @@ const feedback = (value: number) => z.strictObject({
 export const actionsSchema = z.strictObject({
   deny: z.boolean().default(false),
   async: z.boolean().default(false),
+  /** How much of a streamed answer waits for the output checks: none, a window of characters, or all of it. */
+  hold_back: z.strictObject({ mode: z.enum(['none', 'window', 'all']), window_chars: z.int().min(1).max(1_000_000).default(256) }).optional(),
   on_success: feedback(5).default({ feedback: { value: 5, weight: 1, metadata: '' } }),
   on_fail: feedback(-5).default({ feedback: { value: -5, weight: 1, metadata: '' } }),
 }).refine((actions) => !(actions.deny && actions.async), { message: 'deny and async are mutually exclusive: an async check cannot block the request', path: ['async'] })

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
+import { enforcementView } from '../../enforcement.ts'
 import { conflict, notFound } from '../../errors.ts'
 import type { Principal } from '../../identity/principal.ts'
 import type { GuardrailRecord } from '../../store/index.ts'
@@ -49,6 +50,7 @@ export function guardrailView(guardrail: GuardrailRecord, detail: boolean): Reco
     created_at: guardrail.createdAt,
     last_updated_at: guardrail.updatedAt,
     ...(detail ? { checks: guardrail.checks, actions: guardrail.actions, hooks: guardrail.hooks } : {}),
+    enforcement: enforcementView('Guardrail'),
     object: 'guardrail',
   }
 }

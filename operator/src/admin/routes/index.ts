@@ -16,6 +16,7 @@ import { healthRoutes } from './health.ts'
 import { integrationRoutes } from './integrations.ts'
 import { inviteRoutes } from './invites.ts'
 import { memberRoutes } from './members.ts'
+import { organisationGuardrailRoutes } from './organisation-guardrails.ts'
 import { policyRoutes } from './policies.ts'
 import { providerRoutes } from './providers.ts'
 import { secretReferenceRoutes } from './secret-references.ts'
@@ -43,6 +44,7 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'secret-references', prefixes: ['/v1/secret-references'], register: secretReferenceRoutes },
   { name: 'configs', prefixes: ['/v1/configs'], register: configRoutes },
   { name: 'guardrails', prefixes: ['/v1/guardrails'], register: guardrailRoutes },
+  { name: 'organisation-guardrails', prefixes: ['/v1/organisation/guardrails', '/v1/admin/organisation/guardrails'], register: organisationGuardrailRoutes },
   { name: 'deployments', prefixes: ['/v1/deployments'], register: deploymentRoutes },
   { name: 'rate-limit-policies', prefixes: ['/v1/policies/rate-limits'], register: policyRoutes('rate_limits') },
   { name: 'usage-limit-policies', prefixes: ['/v1/policies/usage-limits'], register: policyRoutes('usage_limits') },

@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
+import { enforcementView } from '../../enforcement.ts'
 import { invalid, notFound } from '../../errors.ts'
 import { nextUsageResetAt, PERIODIC_RESET_DAYS_MAX, PERIODIC_RESET_DAYS_MIN } from '../../identity/limits.ts'
 import type { Principal } from '../../identity/principal.ts'
@@ -70,6 +71,7 @@ export function policyView(policy: PolicyRecord): Record<string, unknown> {
     managed_by: policy.managedBy,
     created_at: policy.createdAt,
     last_updated_at: policy.updatedAt,
+    enforcement: enforcementView(policy.kind === 'rate_limits' ? 'RateLimitPolicy' : 'UsageLimitPolicy'),
   }
   if (policy.kind === 'rate_limits') return { ...common, unit: policy.unit, value: policy.value, object: 'policy_rate_limits' }
   return {

@@ -112,6 +112,12 @@ export class GuardrailRepository {
     return { total, data: rows.map(toRecord) }
   }
 
+  /** Every active guardrail of the organisation (snapshot compile). */
+  async listActive(organizationId: string): Promise<GuardrailRecord[]> {
+    const rows = await this.#db.query<Row>("SELECT * FROM guardrails WHERE organization_id = $1 AND status = 'active' ORDER BY created_at, id", [organizationId])
+    return rows.map(toRecord)
+  }
+
   /** A change of checks, actions or hooks is a new version (new version id). */
   async update(organizationId: string, id: string, patch: GuardrailPatch): Promise<GuardrailRecord | null> {
     const newVersion = patch.checks !== undefined || patch.actions !== undefined || patch.hooks !== undefined

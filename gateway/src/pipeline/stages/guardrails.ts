@@ -1,0 +1,237 @@
+/**
+ * Guardrails on the request path, as two stage factories around cache and dispatch:
+ *
+ * - before: the input guardrails attached to the exchange (organisation, workspace, config, each
+ *   once) judge the request; mutating checks rewrite the body; a failed denying guardrail answers
+ *   446 before any provider is called. On the way back it attaches `hook_results` to JSON answers
+ *   and turns 200 into 246 when a non-denying guardrail failed.
+ * - after: the output guardrails judge the answer: a JSON answer as a whole (446 replaces it on a
+ *   deny), a stream as it arrives (see guardrails/stream.ts).
+ *
+ * Async guardrails (`actions.async`) run after the answer and are only logged. Both stages take
+ * part only in textual operations (chat, completions, messages, responses); a snapshot without
+ * guardrails costs one property read per request.
+ */
+import { judge, hookResultsView, GuardrailBlockedError } from '../../guardrails/blocked.ts'
+import { compileGuardrails, union, type CompiledGuardrail, type GuardrailRuntime } from '../../guardrails/compile.ts'
+import type { GuardrailMetrics } from '../../guardrails/metrics.ts'
+import { runAll, type GuardrailRun, type RunInput } from '../../guardrails/run.ts'
+import { guardStream, hookResultsEvent } from '../../guardrails/stream.ts'
+import { answerText, requestText } from '../../guardrails/text.ts'
+import { GatewayError } from '../../core/errors.ts'
+import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
+import type { RuntimeConfig } from '../../runtime/compile.ts'
+import { ssrfSafeDispatcher } from '../../upstream/ssrf.ts'
+import { observeStream, type Answer, type Exchange, type HookResult, type StageFactory } from '../stage.ts'
+
+/** Guardrail references (ids or slugs) a config attaches, for the exchange's route. */
+export interface ConfigGuardrails {
+  readonly input: readonly string[]
+  /** `targetPath`: the target that answered (`config.targets[1]`), when known. */
+  output(targetPath: string | null): readonly string[]
+}
+
+export interface GuardrailStageOptions {
+  /** The compiled guardrails of the snapshot the exchange runs under. */
+  guardrailsOf(exchange: Exchange): GuardrailRuntime | null
+  /** What the exchange's config attaches; null when no config is in play. */
+  configGuardrails?(exchange: Exchange): ConfigGuardrails | null
+  metrics?: GuardrailMetrics
+  /** Verdicts of async guardrails, known after the answer. */
+  onAsyncResults?(exchange: Exchange, results: readonly HookResult[]): void
+}
+
+function resolve(runtime: GuardrailRuntime, references: readonly string[], workspaceId: string | null): CompiledGuardrail[] {
+  return references.map((reference) => {
+    const found = runtime.find(reference, workspaceId)
+    if (!found) throw new GatewayError('invalid_parameter', `The config names guardrail '${reference}', which is not available to this workspace`, { param: 'config' })
+    return found
+  })
+}
+
+function baseInput(exchange: Exchange): Omit<RunInput, 'text'> {
+  const model = exchange.body?.model
+  return {
+    body: exchange.body,
+    metadata: exchange.context.metadata,
+    endpointType: exchange.operation.endpointType,
+    model: typeof model === 'string' ? model : exchange.facts.requestedModel,
+    providerKind: exchange.facts.provider?.record.kind ?? null,
+  }
+}
+
+function record(exchange: Exchange, runs: readonly GuardrailRun[], metrics: GuardrailMetrics | undefined): HookResult[] {
+  const results = runs.map((run) => run.result)
+  exchange.facts.hookResults.push(...results)
+  for (const result of results) metrics?.countVerdict(result.hook, result.verdict ? 'passed' : result.deny ? 'denied' : 'flagged')
+  return results
+}
+
+/** Starts async guardrails once the answer is on its way; their verdicts are only reported. */
+function runDetached(exchange: Exchange, guardrails: readonly CompiledGuardrail[], hook: HookResult['hook'], input: RunInput, options: GuardrailStageOptions): void {
+  if (guardrails.length === 0) return
+  // Not tied to the client's signal: the client leaving must not cancel the audit.
+  void Promise.resolve(runAll(guardrails, hook, input, new AbortController().signal)).then(
+    (runs) => options.onAsyncResults?.(exchange, runs.map((run) => run.result)),
+    () => undefined,
+  )
+}
+
+function split(guardrails: readonly CompiledGuardrail[]): { blocking: CompiledGuardrail[]; detached: CompiledGuardrail[] } {
+  return { blocking: guardrails.filter((g) => !g.async), detached: guardrails.filter((g) => g.async) }
+}
+
+/** Attaches verdicts to a passed answer: `hook_results` on JSON bodies, 246 when one was flagged. */
+function attachResults(exchange: Exchange, answer: Answer): Answer {
+  const shown = exchange.facts.hookResults.filter((result) => !result.async)
+  if (shown.length === 0) return answer
+  const { flagged } = judge(shown)
+  if (answer.kind === 'json') {
+    if (answer.status < 200 || answer.status > 299) return answer
+    if (typeof answer.body === 'object' && answer.body !== null && !Array.isArray(answer.body)) answer.body = { ...(answer.body as Record<string, unknown>), hook_results: hookResultsView(shown) }
+    if (flagged && answer.status === 200) answer.status = 246
+  } else if (answer.kind === 'stream') {
+    if (flagged && answer.status === 200) answer.status = 246
+    // The output stage ends the stream with the verdicts; without it, this stage does.
+    let first: unknown = undefined
+    observeStream(answer, {
+      onBatch: (batch) => {
+        if (first === undefined) first = batch[0]
+        return batch
+      },
+      flush: () => (exchange.facts.annotations.guardrailStream === undefined ? [hookResultsEvent(exchange.operation.format, first, exchange.facts.hookResults)] : []),
+    })
+  }
+  return answer
+}
+
+export function guardrailStages(options: GuardrailStageOptions): { before: StageFactory; after: StageFactory } {
+  const before: StageFactory = {
+    name: 'guardrails-before',
+    forOperation(operation) {
+      if (!operation.textual) return null
+      return {
+        name: 'guardrails-before',
+        async run(exchange, next) {
+          const runtime = options.guardrailsOf(exchange)
+          if (!runtime || runtime.empty) return next()
+          const workspaceId = exchange.context.workspaceId
+          const config = options.configGuardrails?.(exchange) ?? null
+          const attached = union(runtime.defaults(workspaceId).input, config ? resolve(runtime, config.input, workspaceId) : [])
+          if (attached.length > 0) {
+            const { blocking, detached } = split(attached)
+            const input = { ...baseInput(exchange), text: requestText(exchange.body) }
+            const runs = await runAll(blocking, 'beforeRequestHook', input, exchange.context.signal)
+            const results = record(exchange, runs, options.metrics)
+            if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'beforeRequestHook')
+            const last = runs.at(-1)
+            if (last && last.body !== exchange.body) exchange.body = last.body as Record<string, unknown> | null
+            const answer = await next()
+            runDetached(exchange, detached, 'beforeRequestHook', input, options)
+            return attachResults(exchange, answer)
+          }
+          return attachResults(exchange, await next())
+        },
+      }
+    },
+  }
+
+  const after: StageFactory = {
+    name: 'guardrails-after',
+    forOperation(operation) {
+      if (!operation.textual) return null
+      return {
+        name: 'guardrails-after',
+        async run(exchange, next) {
+          const runtime = options.guardrailsOf(exchange)
+          if (!runtime || runtime.empty) return next()
+          const workspaceId = exchange.context.workspaceId
+          const config = options.configGuardrails?.(exchange) ?? null
+          const requestInput = baseInput(exchange)
+          const answer = await next()
+          const references = config ? config.output(exchange.facts.targetPath) : []
+          const attached = union(runtime.defaults(workspaceId).output, resolve(runtime, references, workspaceId))
+          if (attached.length === 0 || answer.status < 200 || answer.status > 299) return answer
+          const { blocking, detached } = split(attached)
+          if (answer.kind === 'json') {
+            const input = { ...requestInput, text: answerText(answer.body) }
+            const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
+            if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
+            runDetached(exchange, detached, 'afterRequestHook', input, options)
+            return answer
+          }
+          if (answer.kind === 'stream') {
+            answer.batches = guardStream(answer.batches, {
+              facts: exchange.facts,
+              format: exchange.operation.format,
+              guardrails: blocking,
+              input: requestInput,
+              signal: exchange.context.signal,
+              ...(options.metrics ? { metrics: options.metrics } : {}),
+              onPassed: (text) => runDetached(exchange, detached, 'afterRequestHook', { ...requestInput, text }, options),
+            })
+          }
+          return answer
+        },
+      }
+    },
+  }
+  return { before, after }
+}
+
+export interface GuardrailFeatureOptions {
+  /** Lets webhook, partner and image-fetching checks reach private and loopback addresses (in-cluster services). */
+  allowPrivateNetwork?: boolean
+  metrics?: GuardrailMetrics
+  onAsyncResults?(exchange: Exchange, results: readonly HookResult[]): void
+  /** Checks the gateway cannot run (they fail on every request); told once per snapshot. */
+  onProblems?(problems: ReadonlyArray<{ path: string; message: string }>): void
+}
+
+/** Every node's guardrails of a config plan: input ones all run before dispatch, output ones per answering target. */
+function planGuardrails(plan: PlanNode<ProviderRef>): ConfigGuardrails {
+  const byPath = new Map<string, PlanNode<ProviderRef>>()
+  const visit = (node: PlanNode<ProviderRef>): void => {
+    byPath.set(node.path, node)
+    if (node.kind === 'group') node.children.forEach(visit)
+  }
+  visit(plan)
+  const input = [...new Set([...byPath.values()].flatMap((node) => node.guardrails.input))]
+  return { input, output: (targetPath) => (targetPath !== null ? byPath.get(targetPath) ?? plan : plan).guardrails.output }
+}
+
+/**
+ * The guardrail stages as a gateway runs them: guardrails compiled once per snapshot (on the first
+ * request that needs them), config attachments read from the exchange's plan (once per plan), and
+ * network checks calling out through the SSRF-safe dispatcher.
+ */
+export function guardrailFeature(options: GuardrailFeatureOptions = {}): { before: StageFactory; after: StageFactory } {
+  const deps = { dispatcher: ssrfSafeDispatcher(options.allowPrivateNetwork ?? false) }
+  const compiled = new WeakMap<RuntimeConfig, GuardrailRuntime>()
+  const plans = new WeakMap<PlanNode<ProviderRef>, ConfigGuardrails>()
+  return guardrailStages({
+    guardrailsOf(exchange) {
+      const runtime = exchange.context.runtime
+      let guardrails = compiled.get(runtime)
+      if (!guardrails) {
+        const result = compileGuardrails(runtime.snapshot.guardrails, runtime.snapshot.guardrailDefaults, deps)
+        if (result.problems.length > 0) options.onProblems?.(result.problems)
+        guardrails = result.runtime
+        compiled.set(runtime, guardrails)
+      }
+      return guardrails
+    },
+    configGuardrails(exchange) {
+      const route = exchange.route
+      if (route?.kind !== 'config') return null
+      let found = plans.get(route.plan)
+      if (!found) {
+        found = planGuardrails(route.plan)
+        plans.set(route.plan, found)
+      }
+      return found
+    },
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.onAsyncResults ? { onAsyncResults: options.onAsyncResults } : {}),
+  })
+}
