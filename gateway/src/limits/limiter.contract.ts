@@ -22,8 +22,10 @@ export function limiterContract(name: string, make: () => Promise<LimiterFixture
     it('admits exactly N requests in a window and says when the oldest ages out', async () => {
       const { limiter, advance } = await make()
       const k = key('rpm')
-      const admitted: boolean[] = []
-      for (let i = 0; i < 5; i++) admitted.push((await limiter.reserve(id(), [rate(k, 3, 1_000)], 1_000)).admitted)
+      const first = await limiter.reserve(id(), [rate(k, 3, 1_000)], 1_000)
+      expect(first.states[0]).toMatchObject({ ok: true, used: 1, remaining: 2, resetMs: 1_000 })
+      const admitted: boolean[] = [first.admitted]
+      for (let i = 1; i < 5; i++) admitted.push((await limiter.reserve(id(), [rate(k, 3, 1_000)], 1_000)).admitted)
       expect(admitted).toEqual([true, true, true, false, false])
       const refused = await limiter.reserve(id(), [rate(k, 3, 1_000)], 1_000)
       expect(refused.states[0]).toMatchObject({ ok: false, used: 3, remaining: 0, limit: 3 })

@@ -108,7 +108,9 @@ export class MemoryLimiter implements Limiter {
         budget.reserved += counter.amount
       }
       const used = before.used + counter.amount
-      return { ...before, used, remaining: Math.max(0, counter.limit - used) }
+      // A rate log that was empty now ends its window with this entry.
+      const resetMs = counter.kind === 'rate' && before.resetMs === 0 ? counter.windowMs : before.resetMs
+      return { ...before, used, remaining: Math.max(0, counter.limit - used), resetMs }
     })
     return { admitted, states: recorded }
   }

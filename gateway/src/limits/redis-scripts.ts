@@ -92,6 +92,7 @@ if admitted == 1 then
       redis.call('HINCRBY', k2, id, amount)
       redis.call('INCRBY', k3, amount)
       for _, k in ipairs({ k1, k2, k3 }) do redis.call('PEXPIRE', k, window + ttl) end
+      if reset[i] == 0 then reset[i] = window end
     else
       redis.call('HINCRBY', k3, id, amount)
       redis.call('ZADD', k2, now + ttl, id)

@@ -8,6 +8,7 @@ import type { ProviderAdapter } from '../providers/adapter.ts'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
 import type { GatewaySnapshot, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
+import type { SnapshotLimit } from '../snapshot/policies.ts'
 import { secretBag } from '../telemetry/secret.ts'
 import { createPool, defaultTimeouts, type UpstreamEndpoint } from '../upstream/transport.ts'
 
@@ -36,6 +37,8 @@ export interface RuntimeConfig {
   readonly configs: ReadonlyMap<string, CompiledConfig>
   /** Every pool this runtime owns, closed when a newer runtime replaces it. */
   readonly dispatchers: ReadonlySet<Dispatcher>
+  /** Rate limits and budgets, as the snapshot carries them (the limits stage indexes them). */
+  readonly limits: readonly SnapshotLimit[]
 }
 
 export interface CompileProblem {
@@ -144,6 +147,7 @@ export function compileRuntime(
       providers,
       configs,
       dispatchers,
+      limits: snapshot.limits,
     },
   }
 }
