@@ -20,6 +20,7 @@ import type { Store } from '../store/index.ts'
 import { StoreUnavailableError } from '../store/errors.ts'
 import { isMutating, recordAuthFailure, recordRequest, redact } from './audit.ts'
 import type { AdminContext } from './context.ts'
+import type { LimitCounters } from './current-usage.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
 
 export interface AdminAppDeps {
@@ -32,6 +33,8 @@ export interface AdminAppDeps {
   jwtVerifier?: JwtVerifier
   clock?: Clock
   routeModules?: readonly AdminRouteModule[]
+  /** The gateways' budget counters (Redis, or the embedded gateway's limiter), for current usage. */
+  limitCounters?: LimitCounters
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024
@@ -80,6 +83,7 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     pepper: deps.pepper,
     clock,
     jwt,
+    ...(deps.limitCounters ? { limitCounters: deps.limitCounters } : {}),
     organizationId: () => {
       organizationId ??= ensureOrganization(deps.store).then((org) => org.id).catch((error: unknown) => {
         organizationId = null

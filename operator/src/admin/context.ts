@@ -3,12 +3,15 @@ import type { Clock } from '../clock.ts'
 import type { Principal } from '../identity/principal.ts'
 import type { JwtVerifier } from '../identity/jwt.ts'
 import type { Store } from '../store/index.ts'
+import type { LimitCounters } from './current-usage.ts'
 
 export interface AdminContext {
   store: Store
   pepper: string
   clock: Clock
   jwt: JwtVerifier | null
+  /** The gateways' budget counters, for `usage_limits.current_usage` (absent: usage shows null). */
+  limitCounters?: LimitCounters
   /** The installation's organisation id (created at first start). */
   organizationId(): Promise<string>
 }

@@ -11,6 +11,7 @@ import {
 } from '../../identity/api-keys.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
+import { keyViewWithUsage } from '../current-usage.ts'
 
 const TYPE_PATH = { organisation: 'admin', organization: 'admin', workspace: 'workspace' } as const
 const KINDS: KeyKind[] = ['admin/service', 'admin/user', 'workspace/service', 'workspace/user']
@@ -68,12 +69,12 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AdminContext): void {
       userId: onlyOwn ? principal.user?.id ?? '' : query.user_id,
       kinds,
     }, page, pageSize)
-    return listEnvelope(result.total, result.data.map(apiKeyView))
+    return listEnvelope(result.total, await Promise.all(result.data.map((key) => keyViewWithUsage(ctx, key, apiKeyView(key)))))
   })
 
   app.get<{ Params: { id: string } }>('/:id', async (request) => {
     const key = await keyForAction(ctx.store, principalOf(request), request.params.id, 'read')
-    return apiKeyView(key)
+    return keyViewWithUsage(ctx, key, apiKeyView(key))
   })
 
   app.put<{ Params: { id: string } }>('/:id', async (request) => {
