@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
-import { GatewayError } from './errors.ts'
+import { GatewayError } from './core/errors.ts'
 import { renderError } from './http/error-handler.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
@@ -15,6 +15,7 @@ import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
+import type { PipelineFeatures } from './pipeline/build.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
@@ -31,6 +32,8 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
+  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
+  features?: PipelineFeatures
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -84,7 +87,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
 
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(options.features ? { features: options.features } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -62,6 +62,13 @@ export interface UpstreamEvent {
   raw?: string
 }
 
+/**
+ * How the AWS event-stream framing names an in-band failure: `exception:<type>` for an exception
+ * message, `error:<code>` for an error message. Adapters (Bedrock) read these names.
+ */
+export const awsExceptionPrefix = 'exception:'
+export const awsErrorPrefix = 'error:'
+
 export interface StreamResult<Chunk> {
   chunks: Chunk[]
   usage: Usage

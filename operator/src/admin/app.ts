@@ -20,7 +20,7 @@ import type { Store } from '../store/index.ts'
 import { StoreUnavailableError } from '../store/errors.ts'
 import { isMutating, recordAuthFailure, recordRequest, redact } from './audit.ts'
 import type { AdminContext } from './context.ts'
-import type { LimitCounters } from './current-usage.ts'
+import type { LimitCounters } from './context.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
 
 export interface AdminAppDeps {

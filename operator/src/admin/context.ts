@@ -3,7 +3,12 @@ import type { Clock } from '../clock.ts'
 import type { Principal } from '../identity/principal.ts'
 import type { JwtVerifier } from '../identity/jwt.ts'
 import type { Store } from '../store/index.ts'
-import type { LimitCounters } from './current-usage.ts'
+
+/** The gateways' budget counters (the gateway's limiter, or a Redis connection of the control plane). */
+export interface LimitCounters {
+  readonly keyPrefix: string
+  usage(keys: readonly string[]): Promise<number[]>
+}
 
 export interface AdminContext {
   store: Store

@@ -14,12 +14,6 @@ import { compileLimits, type LimitSources } from '../compile/limits.ts'
 import type { ApiKeyRecord, IntegrationRecord, ProviderRecord, WorkspaceRecord } from '../store/index.ts'
 import type { AdminContext } from './context.ts'
 
-/** The budget counters' reader (the gateway's limiter, or a Redis connection of the control plane). */
-export interface LimitCounters {
-  readonly keyPrefix: string
-  usage(keys: readonly string[]): Promise<number[]>
-}
-
 const NANO_USD_PER_USD = 1_000_000_000
 
 type Sources = Partial<Pick<LimitSources, 'apiKeys' | 'workspaces' | 'providers' | 'integrations'>>

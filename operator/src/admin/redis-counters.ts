@@ -6,7 +6,7 @@
  * script owns every write. Fails fast (no offline queue, short timeout): usage then shows null.
  */
 import { Redis } from 'ioredis'
-import type { LimitCounters } from './current-usage.ts'
+import type { LimitCounters } from './context.ts'
 
 export function redisLimitCounters(url: string, keyPrefix: string): LimitCounters & { close(): void } {
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, retryStrategy: (times) => Math.min(times * 200, 5_000) })

@@ -5,13 +5,14 @@
  */
 import type { Dispatcher } from 'undici'
 import { describe, expect, it } from 'vitest'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { LimiterUnavailableError, type Limiter } from '../../limits/limiter.ts'
 import { MemoryLimiter } from '../../limits/memory-limiter.ts'
 import type { Usage } from '../../providers/canonical.ts'
 import { compileRuntime, type RuntimeConfig } from '../../runtime/compile.ts'
 import type { SnapshotLimit } from '../../snapshot/policies.ts'
 import { gatewaySnapshot, SNAPSHOT_SCHEMA_VERSION } from '../../snapshot/schema.ts'
+import { ExchangeContext } from '../context.ts'
 import { composePipeline, newFacts, type Answer, type Exchange, type Operation, type Terminal } from '../stage.ts'
 import { limitsStage, type CostEstimator } from './limits.ts'
 
@@ -34,14 +35,14 @@ function runtime(limits: Array<Partial<SnapshotLimit> & Pick<SnapshotLimit, 'id'
 }
 
 function exchange(rt: RuntimeConfig, body: Record<string, unknown> = { model: '@oa/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, metadata: Record<string, unknown> = {}, operation = CHAT): Exchange {
-  return {
-    operation,
-    context: { trace: { traceId: 't', spanId: null, parentSpanId: null, spanName: null }, metadata, runtime: rt, key: rt.keysByHash.get(KEY_HASH)!, workspaceId: 'ws-1', signal: new AbortController().signal, startedAtMs: 0 },
-    headers: {},
-    body,
-    facts: newFacts(),
-    responseHeaders: {},
-  }
+  const context = new ExchangeContext({ traceId: 't', spanId: null, parentSpanId: null, spanName: null }, rt, new AbortController().signal, 0)
+  const key = rt.keysByHash.get(KEY_HASH)!
+  context.authenticated({ kind: 'api_key', id: 'key-1', workspaceId: 'ws-1', userId: 'user-1', scopes: [], defaultConfig: null, key, attributes: {} }, metadata)
+  const facts = newFacts()
+  // What the resolve-route stage leaves for the limits stage: the model asked for and its provider.
+  facts.requestedModel = typeof body.model === 'string' ? body.model : null
+  facts.provider = rt.providers.get('ws-1/oa') ?? null
+  return { operation, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, route: null, facts, responseHeaders: {} }
 }
 
 const usage = (inputTokens: number, outputTokens: number): Usage => ({ inputTokens, outputTokens })
@@ -157,7 +158,7 @@ describe('limits stage', () => {
     const worst = Buffer.byteLength(JSON.stringify(body)) + 100
     const rt = runtime([{ id: 'usd', kind: 'usage', type: 'cost', creditLimit: (worst * 37 + 5) * 1e-6, conditions: [{ key: 'workspace_id', values: ['ws-1'] }] }])
     const pipeline = composePipeline(CHAT, [limitsStage({ limiter, costs })], streamTerminal(4, 100, usage(worst - 100, 100)))
-    const outcomes = await Promise.all(Array.from({ length: 100 }, async () => {
+    const outcomes: string[] = await Promise.all(Array.from({ length: 100 }, async () => {
       try {
         return await drain(await pipeline(exchange(rt, body))) > 0 ? 'served' : 'empty'
       } catch (error) {

@@ -21,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Counter as PromCounter, type Registry } from 'prom-client'
-import { GatewayError, dependencyUnavailable } from '../../errors.ts'
+import { GatewayError, dependencyUnavailable } from '../../core/errors.ts'
 import { DEFAULT_OUTPUT_RESERVE_TOKENS, generatedChars, inputTokenBound, statedOutputCap, tokensOfChars } from '../../limits/estimate.ts'
 import { LimiterUnavailableError, usdToNano, type Counter, type CounterState, type Limiter, type ReserveResult, type SettleCounter } from '../../limits/limiter.ts'
 import { matchLimits, type LimitSubject, type MatchedLimit } from '../../limits/match.ts'
@@ -29,8 +29,7 @@ import { MemoryLimiter } from '../../limits/memory-limiter.ts'
 import type { Usage } from '../../providers/canonical.ts'
 import { limitCounterKey, limitPeriod } from '../../snapshot/limit-keys.ts'
 import { RATE_UNIT_MS, type SnapshotLimit } from '../../snapshot/policies.ts'
-import { parseModelReference, providerFromHeaders } from '../resolve-route.ts'
-import { findProvider } from '../../runtime/compile.ts'
+import { parseModelReference } from '../../routing/target.ts'
 import type { Answer, Exchange, Operation, Stage, StageFactory, StreamAnswer } from '../stage.ts'
 
 /** Prices usage for cost budgets (the pricing table). Null: the model has no price. */
@@ -86,24 +85,25 @@ function durationText(ms: number): string {
   return `${Math.max(1, Math.ceil(ms / 1000))}s`
 }
 
+/**
+ * The request as limits see it, after route resolution: the provider is known for a direct route
+ * (headers or `@slug/model`); under a config the target is chosen later, so provider conditions
+ * do not match config-routed requests.
+ */
 function subjectOf(exchange: Exchange): LimitSubject {
-  const { context } = exchange
+  const { context, facts } = exchange
   const runtime = context.runtime
-  const bodyModel = typeof exchange.body?.model === 'string' ? exchange.body.model : null
-  const reference = bodyModel === null ? null : parseModelReference(bodyModel)
-  let provider = exchange.facts.provider
-  if (provider === null) {
-    const slug = providerFromHeaders(exchange.headers) ?? reference?.slug ?? null
-    provider = slug === null ? null : findProvider(runtime, context.workspaceId, slug) ?? null
-  }
+  const principal = context.principal
+  const provider = facts.provider
+  const requested = facts.requestedModel
   return {
     organizationId: runtime.organizationId,
     workspaceId: context.workspaceId,
-    workspaceSlug: context.workspaceId === null ? null : runtime.workspaces.get(context.workspaceId)?.slug ?? null,
-    apiKeyId: context.key.record.id,
-    userId: context.key.record.userId,
+    workspaceSlug: runtime.workspaces.get(context.workspaceId)?.slug ?? null,
+    apiKeyId: principal.key?.record.id ?? principal.id,
+    userId: principal.userId,
     endpointType: exchange.operation.endpointType,
-    model: reference?.model ?? null,
+    model: requested === null ? facts.upstreamModel : parseModelReference(requested).model,
     providerId: provider?.record.id ?? null,
     providerSlug: provider?.record.slug ?? null,
     metadata: context.metadata,
