@@ -10,6 +10,10 @@
  *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
+ *   GATEHOUSE_REDIS_URL | _SENTINELS (+ _SENTINEL_NAME) | _CLUSTER_NODES, GATEHOUSE_REDIS_USERNAME,
+ *   GATEHOUSE_REDIS_PASSWORD, GATEHOUSE_REDIS_TIMEOUT_MS, GATEHOUSE_LIMITS_KEY_PREFIX
+ *                                             where rate-limit and budget counters live (limits/from-env.ts);
+ *                                             unset: in this process only (exact per replica, not across replicas)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -17,6 +21,8 @@ import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
+import { limiterFromEnv } from './limits/from-env.ts'
+import { limitsStage } from './pipeline/stages/limits.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { buildGatewayServer } from './server.ts'
 import { parseKeyring } from './snapshot/envelope.ts'
@@ -82,11 +88,18 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     closers.push(() => forwarder?.close())
   }
 
+  const limits = limiterFromEnv(env)
+  closers.push(() => limits.limiter.close())
+  if (limits.shared) logger.info({ counters: limits.description }, 'rate limits and budgets are counted in Redis, shared by every replica')
+  else logger.warn({ counters: limits.description }, 'rate limits and budgets are counted in this process only: set GATEHOUSE_REDIS_URL when several gateways run')
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger })
   const app = buildGatewayServer({
     holder,
     pepper,
     logger,
     processMetrics: true,
+    features: { limits: limitsFactory },
+    metricsRegistries: [limitsFactory.registry],
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
   })

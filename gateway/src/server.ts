@@ -17,6 +17,7 @@ import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
+import { Registry } from 'prom-client'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 
 export interface GatewayServerOptions {
@@ -34,11 +35,14 @@ export interface GatewayServerOptions {
   processMetrics?: boolean
   /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
   features?: PipelineFeatures
+  /** Feature stages' own metrics (limits), served on /metrics with the server's. */
+  metricsRegistries?: Registry[]
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
 
-function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined): void {
+function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined, extra: readonly Registry[]): void {
+  const registry = extra.length === 0 ? metrics.registry : Registry.merge([metrics.registry, ...extra])
   // onResponse also runs for hijacked (streamed) replies, once the stream has ended.
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
@@ -48,7 +52,7 @@ function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: s
     if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
       throw new GatewayError('missing_api_key', 'The metrics endpoint needs its bearer token')
     }
-    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics())
+    return reply.header('content-type', registry.contentType).send(await registry.metrics())
   })
 }
 
@@ -85,7 +89,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   )
 
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
-  registerMetrics(app, metrics, options.metricsToken)
+  registerMetrics(app, metrics, options.metricsToken, options.metricsRegistries ?? [])
 
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(options.features ? { features: options.features } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, RuntimeHolder, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, limiterFromEnv, limitsStage, RuntimeHolder, type AdminForwarder } from '@gatehouse/gateway'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 export interface EmbeddedOptions extends ControlPlaneOptions {
@@ -34,7 +34,13 @@ export function inProcessForwarder(adminApp: FastifyInstance): AdminForwarder {
 }
 
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedGatehouse> {
-  const controlPlane = await startControlPlane(options)
+  // One limiter for both planes: the gateway counts in it, the admin API reads current usage from it.
+  const limits = limiterFromEnv(options.env)
+  const controlPlane = await startControlPlane({ ...options, limitCounters: { keyPrefix: limits.keyPrefix, usage: (keys) => limits.limiter.usage(keys) } }).catch(async (error: unknown) => {
+    await limits.limiter.close()
+    throw error
+  })
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: options.logger })
   const holder = new RuntimeHolder()
   const unsubscribe = controlPlane.publisher.subscribe((snapshot) => {
     const result = holder.apply(snapshot)
@@ -46,6 +52,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     logger: options.logger,
     adminForwarder: inProcessForwarder(controlPlane.adminApp),
     processMetrics: true,
+    features: { limits: limitsFactory },
+    metricsRegistries: [limitsFactory.registry],
     ...(options.env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: options.env.GATEHOUSE_METRICS_TOKEN } : {}),
   })
   const close = async (): Promise<void> => {
@@ -53,6 +61,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     unsubscribe()
     await holder.close()
     await controlPlane.close()
+    await limits.limiter.close()
   }
   try {
     if (!holder.ready) throw new Error('the first snapshot could not be compiled; see the log above')

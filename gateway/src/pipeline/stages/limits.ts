@@ -20,7 +20,7 @@
  *   per-replica in-process limit of the same size. A metric and a log line say which happened.
  */
 import { randomUUID } from 'node:crypto'
-import { Counter as PromCounter, type Registry } from 'prom-client'
+import { Counter as PromCounter, Registry } from 'prom-client'
 import { GatewayError, dependencyUnavailable } from '../../core/errors.ts'
 import { DEFAULT_OUTPUT_RESERVE_TOKENS, generatedChars, inputTokenBound, statedOutputCap, tokensOfChars } from '../../limits/estimate.ts'
 import { LimiterUnavailableError, usdToNano, type Counter, type CounterState, type Limiter, type ReserveResult, type SettleCounter } from '../../limits/limiter.ts'
@@ -111,7 +111,7 @@ function subjectOf(exchange: Exchange): LimitSubject {
 }
 
 type ResolvedOptions = Required<Pick<LimitsStageOptions, 'limiter' | 'keyPrefix' | 'reservationTtlMs' | 'now'>> & LimitsStageOptions
-type Metrics = { decisions: PromCounter<'outcome'>; storeFailures: PromCounter<'mode'> } | null
+type Metrics = { decisions: PromCounter<'outcome'>; storeFailures: PromCounter<'mode'> }
 
 class LimitsStage implements Stage {
   readonly name = 'limits'
@@ -188,7 +188,7 @@ class LimitsStage implements Stage {
     }
     this.#report(exchange, planned, result)
     if (!result.admitted) throw this.#refusal(exchange, planned, result)
-    this.#metrics?.decisions.inc({ outcome: 'admitted' })
+    this.#metrics.decisions.inc({ outcome: 'admitted' })
     if (!shared) return next()
 
     let answer: Answer
@@ -210,11 +210,11 @@ class LimitsStage implements Stage {
     const closed = enforced.filter((p) => failureModeOf(p.matched.limit) === 'closed')
     exchange.facts.annotations.limitsStore = closed.length > 0 ? 'unavailable-closed' : 'unavailable-open'
     if (closed.length > 0) {
-      this.#metrics?.storeFailures.inc({ mode: 'closed' })
+      this.#metrics.storeFailures.inc({ mode: 'closed' })
       this.#warn('closed', { limits: closed.map((p) => p.matched.limit.id), error: error.message }, 'limit counters unavailable: refusing requests under fail-closed limits')
       throw dependencyUnavailable('The rate-limit and budget counter store', 1, error)
     }
-    this.#metrics?.storeFailures.inc({ mode: 'open' })
+    this.#metrics.storeFailures.inc({ mode: 'open' })
     this.#warn('open', { limits: enforced.map((p) => p.matched.limit.id), error: error.message }, 'limit counters unavailable: admitting under per-replica request limits (fail-open)')
     // Fail-open request rates still hold per replica; other fail-open limits are not counted.
     const local = enforced.filter((p) => p.counter.kind === 'rate' && p.matched.limit.type === 'requests').map((p) => p.counter)
@@ -243,7 +243,7 @@ class LimitsStage implements Stage {
     if (shadowExceeded.length > 0) {
       exchange.responseHeaders['x-gateway-limits-shadow'] = shadowExceeded.join(',')
       exchange.facts.annotations.limitsShadowExceeded = shadowExceeded
-      this.#metrics?.decisions.inc({ outcome: 'shadow_exceeded' }, shadowExceeded.length)
+      this.#metrics.decisions.inc({ outcome: 'shadow_exceeded' }, shadowExceeded.length)
     }
   }
 
@@ -254,13 +254,13 @@ class LimitsStage implements Stage {
     exchange.facts.annotations.limitRefused = limit.id
     const headers = { ...exchange.responseHeaders }
     if (limit.kind === 'usage') {
-      this.#metrics?.decisions.inc({ outcome: 'budget_exhausted' })
+      this.#metrics.decisions.inc({ outcome: 'budget_exhausted' })
       const endsAtMs = limitPeriod(limit, this.#options.now()).endsAtMs
       const amount = limit.type === 'cost' ? `${limit.creditLimit} USD` : `${limit.creditLimit} tokens`
       const until = endsAtMs === null ? 'until its credit limit is raised' : `until its credit limit is raised or the period resets at ${new Date(endsAtMs).toISOString()}`
       return new GatewayError('budget_exhausted', `Usage limit reached: ${describe(limit)} allows ${amount}; requests under it are refused ${until}`, { headers })
     }
-    this.#metrics?.decisions.inc({ outcome: 'rate_limited' })
+    this.#metrics.decisions.inc({ outcome: 'rate_limited' })
     const retryAfterS = Math.max(1, Math.ceil(state.retryAfterMs / 1000))
     const never = planned[index]!.counter.amount > state.limit
     const message = never
@@ -273,7 +273,7 @@ class LimitsStage implements Stage {
     const counters: SettleCounter[] = planned.map((p) => ({ kind: p.counter.kind, key: p.counter.key, actual: p.measure(usage) }))
     this.#options.limiter.settle(reservationId, counters).catch((error: unknown) => {
       // The reservation expires on its own; the spend of this request goes uncounted.
-      this.#metrics?.storeFailures.inc({ mode: 'settle' })
+      this.#metrics.storeFailures.inc({ mode: 'settle' })
       this.#warn('settle', { error: (error as Error).message }, 'could not settle a limit reservation; it will expire')
     })
   }
@@ -321,18 +321,21 @@ class LimitsStage implements Stage {
   }
 }
 
-/** The limits stage for every route; cheap when no limit applies (no limiter call). */
-export function limitsStage(options: LimitsStageOptions): StageFactory {
+/**
+ * The limits stage for every route; cheap when no limit applies (no limiter call). Its metrics go
+ * to `options.registry`, else to a registry of its own (`registry`, for the server's /metrics).
+ */
+export function limitsStage(options: LimitsStageOptions): StageFactory & { readonly registry: Registry } {
   const resolved = { keyPrefix: 'gh:', reservationTtlMs: DEFAULT_TTL_MS, now: Date.now, ...options }
   const fallback = new MemoryLimiter(resolved.now)
-  const metrics = options.registry
-    ? {
-        decisions: new PromCounter({ name: 'gatehouse_limit_decisions_total', help: 'Limit decisions: admitted, rate_limited, budget_exhausted, shadow_exceeded (per shadow limit).', labelNames: ['outcome'] as const, registers: [options.registry] }),
-        storeFailures: new PromCounter({ name: 'gatehouse_limit_store_failures_total', help: 'Requests that found the counter store unreachable, by what happened: closed (503), open (per-replica fallback), settle (usage uncounted).', labelNames: ['mode'] as const, registers: [options.registry] }),
-      }
-    : null
+  const registry = options.registry ?? new Registry()
+  const metrics = {
+    decisions: new PromCounter({ name: 'gatehouse_limit_decisions_total', help: 'Limit decisions: admitted, rate_limited, budget_exhausted, shadow_exceeded (per shadow limit).', labelNames: ['outcome'] as const, registers: [registry] }),
+    storeFailures: new PromCounter({ name: 'gatehouse_limit_store_failures_total', help: 'Requests that found the counter store unreachable, by what happened: closed (503), open (per-replica fallback), settle (usage uncounted).', labelNames: ['mode'] as const, registers: [registry] }),
+  }
   return {
     name: 'limits',
+    registry,
     forOperation: (operation) => new LimitsStage(operation, resolved, fallback, metrics),
   }
 }
