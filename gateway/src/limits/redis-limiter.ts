@@ -67,8 +67,15 @@ export function connectRedis(options: RedisLimiterOptions): Redis | Cluster {
 
 export class RedisLimiter implements Limiter {
   readonly #client: Client
+  readonly #bootWaitMs: number
+  #everReady = false
 
-  constructor(client: Redis | Cluster) {
+  /** `bootWaitMs`: how long a call made before the first connection waits for it (a gateway serving right after boot). */
+  constructor(client: Redis | Cluster, bootWaitMs = 2_000) {
+    this.#bootWaitMs = bootWaitMs
+    client.once('ready', () => {
+      this.#everReady = true
+    })
     client.defineCommand('gatehouseReserve', { lua: RESERVE_LUA })
     client.defineCommand('gatehouseSettle', { lua: SETTLE_LUA })
     client.defineCommand('gatehouseUsage', { lua: USAGE_LUA })
@@ -77,8 +84,25 @@ export class RedisLimiter implements Limiter {
     this.#client = client as Client
   }
 
+  /** Before the first connection, waits for it (bounded); after, a disconnected client fails fast. */
+  async #connected(): Promise<void> {
+    if (this.#everReady || this.#client.status === 'ready') return
+    await new Promise<void>((resolve, reject) => {
+      const onReady = (): void => {
+        clearTimeout(timer)
+        resolve()
+      }
+      const timer = setTimeout(() => {
+        this.#client.off('ready', onReady)
+        reject(new Error(`not connected (${this.#client.status})`))
+      }, this.#bootWaitMs)
+      this.#client.once('ready', onReady)
+    })
+  }
+
   async #call<T>(run: () => Promise<T>): Promise<T> {
     try {
+      await this.#connected()
       return await run()
     } catch (error) {
       throw new LimiterUnavailableError(`limit counters unavailable: ${(error as Error).message}`, { cause: error })
