@@ -10,7 +10,7 @@ import { buildRoutePipeline, type PipelineDeps } from '../pipeline/build.ts'
 import { ExchangeContext, type Trace } from '../pipeline/context.ts'
 import { toJsonText } from '../pipeline/raw-json.ts'
 import type { RouteSpec } from '../pipeline/route-spec.ts'
-import { newFacts, type Answer, type Exchange, type Terminal } from '../pipeline/stage.ts'
+import { newFacts, type Answer, type Exchange, type Pipeline, type Terminal } from '../pipeline/stage.ts'
 import { transportError } from '../upstream/transport.ts'
 import { pipeSse, relaySseBytes, startSse, type PipeSseOptions } from './sse-writer.ts'
 
@@ -25,7 +25,7 @@ export function notReady(): GatewayError {
 }
 
 /** A new exchange on the current runtime (kept until it ends), aborted when the client goes away. */
-export function startExchange(spec: RouteSpec, deps: PipelineDeps, request: FastifyRequest, reply: FastifyReply): Exchange {
+export function startExchange(spec: RouteSpec, deps: PipelineDeps, pipeline: Pipeline, request: FastifyRequest, reply: FastifyReply): Exchange {
   const runtime = deps.holder.current
   if (!runtime) throw notReady()
   const controller = new AbortController()
@@ -44,6 +44,7 @@ export function startExchange(spec: RouteSpec, deps: PipelineDeps, request: Fast
     rawBody,
     body: isObject ? (rawBody as Record<string, unknown>) : null,
     upload: rawBody instanceof Readable ? rawBody : null,
+    relayStreams: pipeline.relayStreams,
     route: null,
     facts: newFacts(),
     responseHeaders: {},
@@ -108,5 +109,5 @@ export async function serveExchange(pipeline: Terminal, exchange: Exchange, repl
 /** A fastify handler for a route: its pipeline is composed once, here. */
 export function pipelineHandler(spec: RouteSpec, deps: PipelineDeps, format: AnswerFormat): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const pipeline = buildRoutePipeline(spec, deps)
-  return (request, reply) => serveExchange(pipeline, startExchange(spec, deps, request, reply), reply, format)
+  return (request, reply) => serveExchange(pipeline.run, startExchange(spec, deps, pipeline, request, reply), reply, format)
 }

@@ -12,7 +12,7 @@
  */
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import type { RouteSpec } from './route-spec.ts'
-import { composePipeline, type Stage, type StageFactory, type Terminal } from './stage.ts'
+import { composePipeline, type Pipeline, type Stage, type StageFactory } from './stage.ts'
 import { authenticateStage } from './stages/authenticate.ts'
 import { dispatchTerminal } from './stages/dispatch.ts'
 import { resolveRouteStage } from './stages/resolve-route.ts'
@@ -57,6 +57,6 @@ export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageF
   ]
 }
 
-export function buildRoutePipeline(spec: RouteSpec, deps: PipelineDeps): Terminal {
+export function buildRoutePipeline(spec: RouteSpec, deps: PipelineDeps): Pipeline {
   return composePipeline(spec.operation, routeStageFactories(spec, deps), dispatchTerminal(spec, deps.holder.targetHealth))
 }

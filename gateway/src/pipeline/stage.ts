@@ -191,6 +191,8 @@ export interface Exchange {
   body: Record<string, unknown> | null
   /** A streamed (multipart) upload, relayed untouched; null otherwise. */
   readonly upload: AsyncIterable<Uint8Array> | null
+  /** No stage of this route reads stream chunks: streams may be relayed unparsed (see `Stage.readsStreamChunks`). */
+  readonly relayStreams: boolean
   /** Set by the resolve-route stage. */
   route: RouteDecision | null
   readonly facts: ExchangeFacts
@@ -202,6 +204,12 @@ export type Next = () => Promise<Answer>
 
 export interface Stage {
   readonly name: string
+  /**
+   * The stage reads the content of stream chunks (guardrails, caches). Without any such stage in a
+   * route's pipeline, OpenAI-shaped streams are relayed as the provider's own JSON text (chunks are
+   * `RawJson`; `chunkValue()` parses one), parsing only the events accounting needs.
+   */
+  readonly readsStreamChunks?: boolean
   run(exchange: Exchange, next: Next): Promise<Answer>
 }
 
@@ -213,9 +221,19 @@ export interface StageFactory {
 
 export type Terminal = (exchange: Exchange) => Promise<Answer>
 
+export interface Pipeline {
+  readonly run: Terminal
+  /** Whether streams may be relayed unparsed: no stage reads chunks. */
+  readonly relayStreams: boolean
+}
+
 /** Builds one route's pipeline: the stages that apply to it, around its terminal (dispatch). */
-export function composePipeline(operation: Operation, factories: readonly StageFactory[], terminal: Terminal): Terminal {
+export function composePipeline(operation: Operation, factories: readonly StageFactory[], terminal: Terminal): Pipeline {
   const stages = factories.map((factory) => factory.forOperation(operation)).filter((stage): stage is Stage => stage !== null)
+  return { run: compose(stages, terminal), relayStreams: !stages.some((stage) => stage.readsStreamChunks === true) }
+}
+
+function compose(stages: readonly Stage[], terminal: Terminal): Terminal {
   let run: Terminal = settled(terminal)
   for (let index = stages.length - 1; index >= 0; index--) {
     const stage = stages[index]!

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { GatewayError, invalidParameter } from '../../core/errors.ts'
 import type { JsonOperation, ProviderAdapter, StreamingOperation, Warning } from '../../providers/adapter.ts'
 import type { PipelineDeps } from '../../pipeline/build.ts'
-import { attemptJson, attemptStream } from '../../pipeline/dispatch.ts'
+import { attemptJson, attemptRelayedStream, attemptStream } from '../../pipeline/dispatch.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import type { Exchange, Operation } from '../../pipeline/stage.ts'
 import type { RouteTarget } from '../../routing/target.ts'
@@ -54,7 +54,8 @@ function inferenceRoute(operation: Operation & { name: OperationName }, validate
       const request = body as ModelBody
       const adapterOperation = withForwardedHeaders(operationOf(target.route.provider.adapter, operation.name, target.route), target.forwardedHeaders)
       if (request.stream === true && 'stream' in adapterOperation) {
-        const outcome = await attemptStream(adapterOperation, target.route, request, { signal })
+        const open = exchange.relayStreams ? attemptRelayedStream : attemptStream
+        const outcome = await open(adapterOperation, target.route, request, { signal })
         addWarnings(exchange, outcome.warnings)
         return { kind: 'stream', status: 200, batches: outcome.chunks, result: outcome.result }
       }

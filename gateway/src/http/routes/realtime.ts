@@ -238,12 +238,13 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
       rawBody: null,
       body: null,
       upload: null,
+      relayStreams: pipeline.relayStreams,
       route: null,
       facts: newFacts(),
       responseHeaders: {},
     }
     upgrades.set(exchange, { request, socket, head, url, protocols: offeredProtocols(request) })
-    pipeline(exchange).then(
+    pipeline.run(exchange).then(
       (answer) => {
         exchange.facts.status = answer.status
       },
