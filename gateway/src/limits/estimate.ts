@@ -24,7 +24,25 @@ export function statedOutputCap(body: Record<string, unknown> | null): number | 
   return null
 }
 
-/** Characters of generated text in one stream chunk (OpenAI chunk or Anthropic `{event, data}`). */
+const CONTENT_FIELD = '"content":"'
+
+/**
+ * Characters of `"content":"..."` string values in a relayed chunk's JSON text, without parsing it
+ * (relayed chunks stay unparsed on purpose; escapes count as their source characters).
+ */
+export function relayedContentChars(text: string): number {
+  let chars = 0
+  let at = text.indexOf(CONTENT_FIELD)
+  while (at !== -1) {
+    let end = at + CONTENT_FIELD.length
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1
+    chars += end - at - CONTENT_FIELD.length
+    at = text.indexOf(CONTENT_FIELD, end)
+  }
+  return chars
+}
+
+/** Characters of generated text in one parsed stream chunk (OpenAI chunk or Anthropic `{event, data}`). */
 export function generatedChars(chunk: unknown): number {
   if (chunk === null || typeof chunk !== 'object') return 0
   const record = chunk as Record<string, unknown>

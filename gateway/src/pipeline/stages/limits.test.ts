@@ -42,7 +42,7 @@ function exchange(rt: RuntimeConfig, body: Record<string, unknown> = { model: '@
   // What the resolve-route stage leaves for the limits stage: the model asked for and its provider.
   facts.requestedModel = typeof body.model === 'string' ? body.model : null
   facts.provider = rt.providers.get('ws-1/oa') ?? null
-  return { operation, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, route: null, facts, responseHeaders: {} }
+  return { operation, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, relayStreams: false, route: null, facts, responseHeaders: {} }
 }
 
 const usage = (inputTokens: number, outputTokens: number): Usage => ({ inputTokens, outputTokens })
@@ -81,7 +81,7 @@ describe('limits stage', () => {
   it('admits N requests per window with x-ratelimit headers, then 429 naming the policy, with retry-after', async () => {
     const time = clock()
     const rt = runtime([{ id: 'rpm3', kind: 'rate', type: 'requests', unit: 'rpm', value: 3, conditions: [{ key: 'api_key', values: ['key-1'] }] }])
-    const pipeline = composePipeline(CHAT, [limitsStage({ limiter: new MemoryLimiter(time.now), now: time.now })], jsonTerminal(usage(1, 1)))
+    const pipeline = composePipeline(CHAT, [limitsStage({ limiter: new MemoryLimiter(time.now), now: time.now })], jsonTerminal(usage(1, 1))).run
     const seen: Array<Record<string, string>> = []
     for (let i = 0; i < 3; i++) {
       const ex = exchange(rt)
@@ -107,8 +107,8 @@ describe('limits stage', () => {
       conditions: [{ key: 'endpoint_type', values: ['chatComplete'] }, { key: 'metadata.team', values: ['red', 'blue'] }], groupBy: ['metadata.user'],
     }])
     const factories = [limitsStage({ limiter: new MemoryLimiter(time.now), now: time.now })]
-    const chat = composePipeline(CHAT, factories, jsonTerminal(usage(1, 1)))
-    const embed = composePipeline(EMBED, factories, jsonTerminal(usage(1, 0)))
+    const chat = composePipeline(CHAT, factories, jsonTerminal(usage(1, 1))).run
+    const embed = composePipeline(EMBED, factories, jsonTerminal(usage(1, 0))).run
     await chat(exchange(rt, undefined, { team: 'red', user: 'ann' }))
     await chat(exchange(rt, undefined, { team: 'red', user: 'bob' }))
     expect((await refusal(chat(exchange(rt, undefined, { team: 'blue', user: 'ann' })))).status).toBe(429)
@@ -123,7 +123,7 @@ describe('limits stage', () => {
     const limit = { id: 'key-budget', source: 'api_key' as const, kind: 'usage' as const, type: 'tokens' as const, creditLimit: 1_000, conditions: [{ key: 'api_key', values: ['key-1'] }] }
     const factories = [limitsStage({ limiter, now: time.now })]
     const body = { model: '@oa/m', max_tokens: 300, messages: [] }
-    const pipeline = composePipeline(CHAT, factories, jsonTerminal(usage(100, 300)))
+    const pipeline = composePipeline(CHAT, factories, jsonTerminal(usage(100, 300))).run
     const rt = runtime([limit])
     for (let i = 0; i < 2; i++) await pipeline(exchange(rt, body))
     // 800 spent; the next worst case (body bytes + 300) does not fit in the 200 left.
@@ -141,7 +141,7 @@ describe('limits stage', () => {
   it('starts a fresh budget when a weekly period resets', async () => {
     const time = clock(Date.UTC(2026, 10, 22, 23, 0)) // a Sunday, an hour before the week turns
     const rt = runtime([{ id: 'weekly', kind: 'usage', type: 'tokens', creditLimit: 500, periodicReset: 'weekly', conditions: [{ key: 'workspace_id', values: ['team'] }] }])
-    const pipeline = composePipeline(CHAT, [limitsStage({ limiter: new MemoryLimiter(time.now), now: time.now })], jsonTerminal(usage(50, 400)))
+    const pipeline = composePipeline(CHAT, [limitsStage({ limiter: new MemoryLimiter(time.now), now: time.now })], jsonTerminal(usage(50, 400))).run
     const body = { model: '@oa/m', max_tokens: 400, messages: [] }
     await pipeline(exchange(rt, body))
     const error = await refusal(pipeline(exchange(rt, body)))
@@ -157,7 +157,7 @@ describe('limits stage', () => {
     const body = { model: '@oa/m', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'go' }] }
     const worst = Buffer.byteLength(JSON.stringify(body)) + 100
     const rt = runtime([{ id: 'usd', kind: 'usage', type: 'cost', creditLimit: (worst * 37 + 5) * 1e-6, conditions: [{ key: 'workspace_id', values: ['ws-1'] }] }])
-    const pipeline = composePipeline(CHAT, [limitsStage({ limiter, costs })], streamTerminal(4, 100, usage(worst - 100, 100)))
+    const pipeline = composePipeline(CHAT, [limitsStage({ limiter, costs })], streamTerminal(4, 100, usage(worst - 100, 100))).run
     const outcomes: string[] = await Promise.all(Array.from({ length: 100 }, async () => {
       try {
         return await drain(await pipeline(exchange(rt, body))) > 0 ? 'served' : 'empty'
@@ -176,7 +176,7 @@ describe('limits stage', () => {
     const rt = runtime([{ id: 'tok', kind: 'usage', type: 'tokens', creditLimit: 6_000, conditions: [{ key: 'api_key', values: ['key-1'] }] }])
     const limiter = new MemoryLimiter()
     // No max_tokens: 4096 reserved; 40 chunks of 800 chars is about 8000 tokens.
-    const pipeline = composePipeline(CHAT, [limitsStage({ limiter })], streamTerminal(40, 800, null))
+    const pipeline = composePipeline(CHAT, [limitsStage({ limiter })], streamTerminal(40, 800, null)).run
     const answer = await pipeline(exchange(rt, { model: '@oa/m', stream: true, messages: [] }))
     const error = await drain(answer).then(() => null, (e: unknown) => e)
     expect(error).toMatchObject({ code: 'budget_exhausted' })
@@ -188,7 +188,7 @@ describe('limits stage', () => {
 
   it('reports shadow limits without refusing', async () => {
     const rt = runtime([{ id: 'shadow', kind: 'rate', type: 'requests', unit: 'rpm', value: 1, shadow: true, conditions: [{ key: 'api_key', values: ['*'] }] }])
-    const pipeline = composePipeline(CHAT, [limitsStage({ limiter: new MemoryLimiter() })], jsonTerminal(usage(1, 1)))
+    const pipeline = composePipeline(CHAT, [limitsStage({ limiter: new MemoryLimiter() })], jsonTerminal(usage(1, 1))).run
     const first = exchange(rt)
     await pipeline(first)
     expect(first.responseHeaders['x-gateway-limits-shadow']).toBeUndefined()
@@ -207,7 +207,7 @@ describe('limits stage', () => {
     }
     const warnings: string[] = []
     const factories = [limitsStage({ limiter: down, log: { warn: (_fields, message) => warnings.push(message) } })]
-    const pipeline = composePipeline(CHAT, factories, jsonTerminal(usage(1, 1)))
+    const pipeline = composePipeline(CHAT, factories, jsonTerminal(usage(1, 1))).run
     const rates = runtime([{ id: 'rpm2', kind: 'rate', type: 'requests', unit: 'rpm', value: 2, conditions: [{ key: 'api_key', values: ['key-1'] }] }])
     await pipeline(exchange(rates))
     await pipeline(exchange(rates))

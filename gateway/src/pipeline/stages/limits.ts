@@ -22,7 +22,8 @@
 import { randomUUID } from 'node:crypto'
 import { Counter as PromCounter, Registry } from 'prom-client'
 import { GatewayError, dependencyUnavailable } from '../../core/errors.ts'
-import { DEFAULT_OUTPUT_RESERVE_TOKENS, generatedChars, inputTokenBound, statedOutputCap, tokensOfChars } from '../../limits/estimate.ts'
+import { DEFAULT_OUTPUT_RESERVE_TOKENS, generatedChars, inputTokenBound, relayedContentChars, statedOutputCap, tokensOfChars } from '../../limits/estimate.ts'
+import { RawJson } from '../raw-json.ts'
 import { LimiterUnavailableError, usdToNano, type Counter, type CounterState, type Limiter, type ReserveResult, type SettleCounter } from '../../limits/limiter.ts'
 import { matchLimits, type LimitSubject, type MatchedLimit } from '../../limits/match.ts'
 import { MemoryLimiter } from '../../limits/memory-limiter.ts'
@@ -294,7 +295,8 @@ class LimitsStage implements Stage {
       let finished = false
       try {
         for await (const batch of source) {
-          for (const chunk of batch) chars += generatedChars(chunk)
+          // Relayed chunks (no stage parses them) are measured on their JSON text, still unparsed.
+          if (growing.length > 0) for (const chunk of batch) chars += chunk instanceof RawJson ? relayedContentChars(chunk.text) : generatedChars(chunk)
           const produced = tokensOfChars(chars)
           if (produced > reserved && growing.length > 0) {
             const step = Math.max(EXTEND_STEP_TOKENS, produced - reserved)
