@@ -11,3 +11,6 @@ export { DataPlaneJwt, dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.t
 export { drainAndClose, installReadinessGate, shutdownSettings, type ReadinessGate, type ShutdownSettings } from './http/shutdown.ts'
 export { DEFAULT_METRICS_PORT, serveMetrics, type MetricsServer } from './telemetry/metrics-server.ts'
 export { metricsPortSetting, type GatewayListenOptions } from './main.ts'
+export { limitsStage, type CostEstimator, type LimitsStageOptions } from './pipeline/stages/limits.ts'
+export { limiterFromEnv, type LimiterSetup } from './limits/from-env.ts'
+export type { Limiter } from './limits/limiter.ts'

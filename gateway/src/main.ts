@@ -20,6 +20,10 @@
  *   GATEHOUSE_SHUTDOWN_DELAY_MS               on SIGTERM, how long /readyz fails while serving goes on (5000)
  *   GATEHOUSE_SHUTDOWN_TIMEOUT_MS             then how long requests in flight may finish (30000)
  * `gatehouse gateway --host --port --metrics-port` override the first two and the metrics port.
+ *   GATEHOUSE_REDIS_URL | _SENTINELS (+ _SENTINEL_NAME) | _CLUSTER_NODES, GATEHOUSE_REDIS_USERNAME,
+ *   GATEHOUSE_REDIS_PASSWORD, GATEHOUSE_REDIS_TIMEOUT_MS, GATEHOUSE_LIMITS_KEY_PREFIX
+ *                                             where rate-limit and budget counters live (limits/from-env.ts);
+ *                                             unset: in this process only (exact per replica, not across replicas)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -30,6 +34,8 @@ import { Redis } from 'ioredis'
 import { RedisResponseCache } from './cache/redis.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
+import { limiterFromEnv } from './limits/from-env.ts'
+import { limitsStage } from './pipeline/stages/limits.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { drainAndClose, installReadinessGate, shutdownSettings } from './http/shutdown.ts'
 import { buildGatewayServer } from './server.ts'
@@ -137,6 +143,11 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     closers.push(() => redis.quit().catch(() => redis.disconnect()))
   }
 
+  const limits = limiterFromEnv(env)
+  closers.push(() => limits.limiter.close())
+  if (limits.shared) logger.info({ counters: limits.description }, 'rate limits and budgets are counted in Redis, shared by every replica')
+  else logger.warn({ counters: limits.description }, 'rate limits and budgets are counted in this process only: set GATEHOUSE_REDIS_URL when several gateways run')
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger })
   const app = buildGatewayServer({
     holder,
     pepper,
@@ -146,6 +157,8 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     jwt: dataPlaneJwtFromEnv(env),
     metricsRoute: metricsPort === 'data',
     guardrailsAllowPrivateNetwork: env.GATEHOUSE_GUARDRAILS_ALLOW_PRIVATE_NETWORK === 'true',
+    features: { limits: limitsFactory },
+    metricsRegistries: [limitsFactory.registry],
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
   })

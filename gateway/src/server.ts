@@ -23,6 +23,7 @@ import type { PipelineFeatures } from './pipeline/build.ts'
 import { cacheStage } from './pipeline/stages/cache.ts'
 import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
+import { Registry } from 'prom-client'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 import { registerMetricsRoute } from './telemetry/metrics-server.ts'
 import { createGuardrailMetrics } from './guardrails/metrics.ts'
@@ -56,6 +57,8 @@ export interface GatewayServerOptions {
   jwt?: DataPlaneJwt | null
   /** Guardrail webhooks, partner checks and image fetches may reach private and loopback addresses. */
   guardrailsAllowPrivateNetwork?: boolean
+  /** Feature stages' own metrics (limits), served on /metrics with the server's. */
+  metricsRegistries?: Registry[]
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -66,7 +69,9 @@ declare module 'fastify' {
   }
 }
 
-function registerMetrics(app: FastifyInstance, metrics: GatewayMetrics, token: string | undefined, route: boolean): void {
+function registerMetrics(app: FastifyInstance, own: GatewayMetrics, token: string | undefined, route: boolean, extra: readonly Registry[]): void {
+  // Feature stages' registries (limits) are served with the server's own.
+  const metrics: GatewayMetrics = extra.length === 0 ? own : { registry: Registry.merge([own.registry, ...extra]), observeRequest: (...args) => own.observeRequest(...args) }
   // onResponse also runs for hijacked (streamed) replies, once the stream has ended.
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
@@ -122,7 +127,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   )
 
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
-  registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true)
+  registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true, options.metricsRegistries ?? [])
 
   const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())

@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
 import type { GatewaySnapshot, ProviderNetwork, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
+import type { SnapshotLimit } from '../snapshot/policies.ts'
 import { secretBag } from '../core/secret.ts'
 import { ssrfConnector } from '../upstream/ssrf.ts'
 import { createPool, defaultTimeouts } from '../upstream/transport.ts'
@@ -36,6 +37,8 @@ export interface RuntimeConfig extends ProviderLookup {
   readonly dispatchers: ReadonlySet<Dispatcher>
   /** The snapshot it was compiled from: feature stages compile their part of it once per runtime. */
   readonly snapshot: GatewaySnapshot
+  /** Rate limits and budgets, as the snapshot carries them (the limits stage indexes them). */
+  readonly limits: readonly SnapshotLimit[]
 }
 
 export interface CompileProblem {
@@ -158,6 +161,7 @@ export function compileRuntime(
       configs,
       dispatchers,
       snapshot,
+      limits: snapshot.limits,
     },
   }
 }

@@ -6,7 +6,7 @@
  */
 export type PolicyKind = 'Guardrail' | 'RateLimitPolicy' | 'UsageLimitPolicy'
 
-export const ENFORCED_POLICY_KINDS: ReadonlySet<PolicyKind> = new Set<PolicyKind>(['Guardrail'])
+export const ENFORCED_POLICY_KINDS: ReadonlySet<PolicyKind> = new Set<PolicyKind>(['Guardrail', 'RateLimitPolicy', 'UsageLimitPolicy'])
 
 export function isEnforced(kind: string): boolean {
   return ENFORCED_POLICY_KINDS.has(kind as PolicyKind)

@@ -58,22 +58,34 @@ export const PARTNER_CHECK_IDS = [
 export const limitSource = z.enum(['policy', 'api_key', 'workspace', 'provider', 'integration'])
 
 /**
- * One limit, whatever declared it. A rate limit admits at most `value` per `unit` window; a usage
- * limit (budget) admits spending up to `creditLimit` until its period resets. `conditions` select
- * the requests it applies to (all must match); `groupBy` splits its counter (one per api key,
- * workspace, user or metadata value).
+ * What a condition or a group_by entry reads from a request. `metadata.<name>` reads the caller's
+ * `x-gateway-metadata`; `provider` matches a provider's id or slug; `user` is the key's user.
+ */
+export const limitField = z.string().min(1).max(255).regex(/^(api_key|workspace_id|organisation_id|organization_id|endpoint_type|model|provider|user|metadata\.[A-Za-z0-9_.-]{1,200})$/)
+
+/** Rate-limit windows in milliseconds, by unit. */
+export const RATE_UNIT_MS = { rps: 1_000, rpm: 60_000, rph: 3_600_000, rpd: 86_400_000, rpw: 604_800_000 } as const
+
+/**
+ * One limit, whatever declared it. A rate limit admits at most `value` requests (or tokens) in any
+ * window of its `unit`; a usage limit (budget) admits spending up to `creditLimit` (USD for `cost`,
+ * tokens for `tokens`) until its period resets. `conditions` select the requests it applies to (all
+ * must match; a condition matches when the request's field equals one of `values`, `*` meaning any
+ * value present); `groupBy` splits its counter (one per distinct combination of those fields).
  */
 export const snapshotLimit = z.object({
   id,
   source: limitSource,
   /** The object the limit belongs to (policy, key, workspace, provider or integration id). */
   ownerId: id,
+  /** A policy's name (or the owner's), for errors that name the limit. */
+  name: z.string().min(1).max(255).nullable().default(null),
   kind: z.enum(['rate', 'usage']),
   workspaceId: id.nullable().default(null),
-  conditions: z.array(z.object({ key: z.string().min(1).max(255), values: z.array(z.string()).min(1) })).default([]),
-  groupBy: z.array(z.string().min(1).max(255)).default([]),
+  conditions: z.array(z.object({ key: limitField, values: z.array(z.string().min(1).max(255)).min(1) })).default([]),
+  groupBy: z.array(limitField).default([]),
   type: z.enum(['requests', 'tokens', 'cost']),
-  unit: z.enum(['rpm', 'rph', 'rpd', 'rpw']).nullable().default(null),
+  unit: z.enum(['rps', 'rpm', 'rph', 'rpd', 'rpw']).nullable().default(null),
   value: z.number().min(0).nullable().default(null),
   creditLimit: z.number().min(0).nullable().default(null),
   alertThreshold: z.number().min(0).nullable().default(null),
@@ -81,10 +93,17 @@ export const snapshotLimit = z.object({
   periodicResetDays: z.number().int().min(1).max(365).nullable().default(null),
   /** Counters are keyed by period: a reset starts a new period without touching the old counter. */
   periodStartedAt: isoTime.nullable().default(null),
+  /** When the current period ends (`next_usage_reset_at`): the reset time a refused caller is told. */
+  periodEndsAt: isoTime.nullable().default(null),
   /** Evaluate and report, never refuse. */
   shadow: z.boolean().default(false),
-  /** When the counter store is unreachable: refuse (closed) or admit (open). */
+  /** When the counter store is unreachable: refuse (closed) or admit (open). Null: closed for budgets and token rates, open for request rates. */
   failureMode: z.enum(['open', 'closed']).nullable().default(null),
+}).superRefine((limit, ctx) => {
+  if (limit.kind === 'rate' && (limit.unit === null || limit.value === null)) ctx.addIssue({ code: 'custom', path: ['unit'], message: 'a rate limit needs unit and value' })
+  if (limit.kind === 'rate' && limit.type === 'cost') ctx.addIssue({ code: 'custom', path: ['type'], message: 'a rate limit counts requests or tokens' })
+  if (limit.kind === 'usage' && limit.creditLimit === null) ctx.addIssue({ code: 'custom', path: ['creditLimit'], message: 'a usage limit needs creditLimit' })
+  if (limit.kind === 'usage' && limit.type === 'requests') ctx.addIssue({ code: 'custom', path: ['type'], message: 'a usage limit counts cost or tokens' })
 })
 
 /** Per-model prices overriding the shipped table (USD per token, per image, per second of audio). */

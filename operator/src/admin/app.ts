@@ -21,6 +21,7 @@ import type { Store } from '../store/index.ts'
 import { isStoreOutage } from '../store/errors.ts'
 import { isMutating, recordAuthFailure, recordRequest, redact } from './audit.ts'
 import type { AdminContext } from './context.ts'
+import type { LimitCounters } from './context.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
 import { unstorableTextError } from './storable-text.ts'
 
@@ -34,6 +35,8 @@ export interface AdminAppDeps {
   jwtVerifier?: JwtVerifier
   clock?: Clock
   routeModules?: readonly AdminRouteModule[]
+  /** The gateways' budget counters (Redis, or the embedded gateway's limiter), for current usage. */
+  limitCounters?: LimitCounters
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024
@@ -83,6 +86,7 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     pepper: deps.pepper,
     clock,
     jwt,
+    ...(deps.limitCounters ? { limitCounters: deps.limitCounters } : {}),
     organizationId: () => {
       organizationId ??= ensureOrganization(deps.store).then((org) => org.id).catch((error: unknown) => {
         organizationId = null

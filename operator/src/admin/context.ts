@@ -4,11 +4,19 @@ import type { Principal } from '../identity/principal.ts'
 import type { JwtVerifier } from '../identity/jwt.ts'
 import type { Store } from '../store/index.ts'
 
+/** The gateways' budget counters (the gateway's limiter, or a Redis connection of the control plane). */
+export interface LimitCounters {
+  readonly keyPrefix: string
+  usage(keys: readonly string[]): Promise<number[]>
+}
+
 export interface AdminContext {
   store: Store
   pepper: string
   clock: Clock
   jwt: JwtVerifier | null
+  /** The gateways' budget counters, for `usage_limits.current_usage` (absent: usage shows null). */
+  limitCounters?: LimitCounters
   /** The installation's organisation id (created at first start). */
   organizationId(): Promise<string>
 }

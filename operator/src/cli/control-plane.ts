@@ -9,6 +9,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { parseKeyring } from '@gatehouse/gateway/snapshot'
 import { buildAdminApp } from '../admin/app.ts'
+import type { LimitCounters } from '../admin/context.ts'
+import { redisLimitCounters } from '../admin/redis-counters.ts'
 import { DeploymentPublishers } from '../compile/deployment-publishers.ts'
 import { secretReader, type KubernetesSecretSource } from '../compile/secrets.ts'
 import { vaultSettingsFromEnv } from '../compile/vault.ts'
@@ -36,6 +38,8 @@ export interface ControlPlaneOptions {
   sidecars?: SidecarAdmission
   /** Re-apply the resources files when they change (embedded mode). */
   watchResourceFiles?: boolean
+  /** The gateways' budget counters (embedded: the gateway's own limiter); default: Redis at GATEHOUSE_REDIS_URL, if set. */
+  limitCounters?: LimitCounters
 }
 
 export interface ControlPlane {
@@ -113,7 +117,13 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     await publisher.publish()
 
     const registry = new GatewayRegistry()
-    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env) })
+    let limitCounters = options.limitCounters
+    if (!limitCounters && env.GATEHOUSE_REDIS_URL) {
+      const counters = redisLimitCounters(env.GATEHOUSE_REDIS_URL, env.GATEHOUSE_LIMITS_KEY_PREFIX ?? 'gh:')
+      closers.push(() => counters.close())
+      limitCounters = counters
+    }
+    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env), ...(limitCounters ? { limitCounters } : {}) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }

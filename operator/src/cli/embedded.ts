@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, drainAndClose, installReadinessGate, RuntimeHolder, serveMetrics, shutdownSettings, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, type AdminForwarder } from '@gatehouse/gateway'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 export interface EmbeddedOptions extends ControlPlaneOptions {
@@ -39,7 +39,13 @@ export function inProcessForwarder(adminApp: FastifyInstance): AdminForwarder {
 }
 
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedGatehouse> {
-  const controlPlane = await startControlPlane(options)
+  // One limiter for both planes: the gateway counts in it, the admin API reads current usage from it.
+  const limits = limiterFromEnv(options.env)
+  const controlPlane = await startControlPlane({ ...options, limitCounters: { keyPrefix: limits.keyPrefix, usage: (keys) => limits.limiter.usage(keys) } }).catch(async (error: unknown) => {
+    await limits.limiter.close()
+    throw error
+  })
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: options.logger })
   const holder = new RuntimeHolder()
   const unsubscribe = controlPlane.publisher.subscribe((snapshot) => {
     const result = holder.apply(snapshot)
@@ -53,6 +59,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     adminForwarder: inProcessForwarder(controlPlane.adminApp),
     processMetrics: true,
     metricsRoute: metricsPort === 'data',
+    features: { limits: limitsFactory },
+    metricsRegistries: [limitsFactory.registry],
     ...(options.env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: options.env.GATEHOUSE_METRICS_TOKEN } : {}),
   })
   const gate = installReadinessGate(gateway)
@@ -62,6 +70,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     unsubscribe()
     await holder.close()
     await controlPlane.close()
+    await limits.limiter.close()
   }
   const close = async (): Promise<void> => {
     await gateway.close()

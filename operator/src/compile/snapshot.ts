@@ -21,8 +21,9 @@
 import { providerNetwork, SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type GatewaySnapshot, type GatewaySnapshotInput, type SnapshotApiKey } from '@gatehouse/gateway/snapshot'
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
-import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
+import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, PolicyKind, PolicyRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
 import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
+import { compileLimits } from './limits.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
@@ -207,6 +208,18 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
   }
 }
 
+const POLICY_PAGE = 500
+
+/** Every active policy of one kind (paged through; archived ones are never enforced). */
+async function activePolicies(store: Store, orgId: string, kind: PolicyKind): Promise<PolicyRecord[]> {
+  const out: PolicyRecord[] = []
+  for (let page = 0; ; page++) {
+    const { total, data } = await store.policies.list(orgId, kind, { status: 'active' }, page, POLICY_PAGE)
+    out.push(...data)
+    if (data.length === 0 || out.length >= total) return out
+  }
+}
+
 /** The workspaces a deployment serves (null: all), or throws when it does not exist. */
 function deploymentWorkspaces(deployment: DeploymentRecord | undefined, reference: string): ReadonlySet<string> | null {
   if (!deployment) throw new SnapshotCompileError([{ path: 'deployment', message: `no deployment ${reference}` }])
@@ -218,7 +231,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
   const organization = await store.organizations.first()
   if (!organization) throw new Error('no organisation yet: run ensureOrganization first')
   const orgId = organization.id
-  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails] = await Promise.all([
+  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails, ratePolicies, usagePolicies] = await Promise.all([
     store.workspaces.listAll(orgId),
     store.apiKeys.forSnapshot(orgId, now, RECENTLY_ENDED_MS),
     store.providers.list(orgId),
@@ -228,6 +241,8 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     options.deployment === undefined ? Promise.resolve(null) : store.deployments.get(orgId, options.deployment),
     store.guardrails.listActive(orgId),
     store.organisationGuardrails.get(orgId),
+    activePolicies(store, orgId, 'rate_limits'),
+    activePolicies(store, orgId, 'usage_limits'),
   ])
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
@@ -276,6 +291,15 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     deployment: deployment
       ? { id: deployment.id, slug: deployment.slug, type: deployment.type, configId: deployment.configId !== null && activeConfigs.some((c) => c.id === deployment.configId) ? deployment.configId : null }
       : null,
+    limits: compileLimits({
+      policies: [...ratePolicies, ...usagePolicies].filter((p) => inScope(p.workspaceId)),
+      apiKeys: keys,
+      workspaces,
+      providers,
+      integrations: integrations.data,
+      now,
+      report: sources.report,
+    }),
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

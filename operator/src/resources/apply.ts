@@ -293,7 +293,7 @@ async function findPolicy(tx: Repositories, context: ApplyContext, resource: Pol
 }
 
 /** The policy columns a resource sets; the other kind's columns are null. */
-function policyFields(resource: PolicyResource): Omit<PolicyRecord, 'id' | 'organizationId' | 'workspaceId' | 'kind' | 'nextUsageResetAt' | 'lastResetAt' | 'managedBy' | 'createdAt' | 'updatedAt'> {
+function policyFields(resource: PolicyResource): Omit<PolicyRecord, 'id' | 'organizationId' | 'workspaceId' | 'kind' | 'nextUsageResetAt' | 'lastResetAt' | 'shadow' | 'failureMode' | 'managedBy' | 'createdAt' | 'updatedAt'> {
   const common = { name: policyName(resource), conditions: resource.spec.conditions, groupBy: resource.spec.groupBy, status: 'active' as const }
   if (resource.kind === 'RateLimitPolicy') {
     const { spec } = resource

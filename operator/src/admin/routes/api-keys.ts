@@ -9,29 +9,15 @@ import {
   apiKeyView, createApiKey, createApiKeySchema, deleteApiKey, keyForAction, mayManageKeys, revokeBySecret, revokeBySecretSchema,
   rotateApiKey, rotateApiKeySchema, updateApiKey, updateApiKeySchema, type KeyKind,
 } from '../../identity/api-keys.ts'
-import type { ApiKeyRecord } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
+import { keyViewWithUsage } from '../current-usage.ts'
 
 const TYPE_PATH = { organisation: 'admin', organization: 'admin', workspace: 'workspace' } as const
 const KINDS: KeyKind[] = ['admin/service', 'admin/user', 'workspace/service', 'workspace/user']
 const listQuery = z.object({ workspace_id: z.string().min(1).optional(), user_id: z.string().min(1).optional() }).loose()
 
 export function apiKeyRoutes(app: FastifyInstance, ctx: AdminContext): void {
-  /**
-   * Key views whose usage limit carries `current_usage`: what usage-limit accounting recorded in
-   * policy_usage under the key's id, 0 while nothing is recorded.
-   */
-  async function withCurrentUsage(organizationId: string, keys: ApiKeyRecord[]): Promise<Array<Record<string, unknown>>> {
-    const limited = keys.filter((key) => key.usageLimits !== null).map((key) => key.id)
-    const usage = await ctx.store.policies.usageByValueKeys(organizationId, limited)
-    return keys.map((key) => {
-      const view = apiKeyView(key)
-      if (key.usageLimits !== null) view.usage_limits = { ...key.usageLimits, current_usage: usage.get(key.id) ?? 0 }
-      return view
-    })
-  }
-
   app.post<{ Params: { type: string; subtype: string } }>('/:type/:subtype', async (request) => {
     const principal = principalOf(request)
     const type = TYPE_PATH[request.params.type as keyof typeof TYPE_PATH]
@@ -83,12 +69,12 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AdminContext): void {
       userId: onlyOwn ? principal.user?.id ?? '' : query.user_id,
       kinds,
     }, page, pageSize)
-    return listEnvelope(result.total, await withCurrentUsage(principal.organizationId, result.data))
+    return listEnvelope(result.total, await Promise.all(result.data.map((key) => keyViewWithUsage(ctx, key, apiKeyView(key)))))
   })
 
   app.get<{ Params: { id: string } }>('/:id', async (request) => {
     const key = await keyForAction(ctx.store, principalOf(request), request.params.id, 'read')
-    return (await withCurrentUsage(key.organizationId, [key]))[0]
+    return keyViewWithUsage(ctx, key, apiKeyView(key))
   })
 
   app.put<{ Params: { id: string } }>('/:id', async (request) => {

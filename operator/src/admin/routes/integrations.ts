@@ -26,6 +26,7 @@ import {
   visibleOr404, workspaceRefSchema,
 } from './resource-access.ts'
 import { checkSecretMappings, secretMappingsSchema } from './secret-mappings.ts'
+import { workspaceAccessWithUsage } from '../current-usage.ts'
 
 const baseUrlSchema = z.url({ protocol: /^https?$/ }).max(2048)
 const limitsFields = {
@@ -285,7 +286,7 @@ export function integrationRoutes(app: FastifyInstance, ctx: AdminContext): void
     const principal = principalOf(request)
     const integration = await load(principal, request.params.slug)
     requireIntegrationScope(principal, 'read', integration.workspaceId)
-    return { total: integration.workspaceAccess.length, workspaces: integration.workspaceAccess, global_workspace_access: integration.globalWorkspaceAccess }
+    return { total: integration.workspaceAccess.length, workspaces: await workspaceAccessWithUsage(ctx, integration), global_workspace_access: integration.globalWorkspaceAccess }
   })
 
   /** Bulk update of workspace access (organisation integrations only). */

@@ -19,8 +19,8 @@ import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
 import { canSee, listWorkspaces, nameSchema, refuseManaged, requireScope, targetWorkspace, workspaceRefSchema } from './resource-access.ts'
 
 const MAX_VALUE = 1_000_000_000_000
-const conditionKey = z.string().min(1).max(255).regex(/^(api_key|workspace_id|organisation_id|organization_id|endpoint_type|metadata\.[A-Za-z0-9_.-]{1,200})$/,
-  'key is api_key, workspace_id, organisation_id, endpoint_type or metadata.<key>')
+const conditionKey = z.string().min(1).max(255).regex(/^(api_key|workspace_id|organisation_id|organization_id|endpoint_type|model|provider|user|metadata\.[A-Za-z0-9_.-]{1,200})$/,
+  'key is api_key, workspace_id, organisation_id, endpoint_type, model, provider, user or metadata.<key>')
 const conditions = z.array(z.strictObject({ key: conditionKey, value: z.string().min(1).max(255) })).min(1).max(16)
 const groupBy = z.array(z.strictObject({ key: conditionKey })).min(1).max(8)
 const rateUnit = z.enum(['rpm', 'rph', 'rpd', 'rpw'])
@@ -29,10 +29,12 @@ const credit = z.number().min(0).max(MAX_VALUE)
 const periodicReset = z.enum(['weekly', 'monthly']).nullable()
 const periodicResetDays = z.int().min(PERIODIC_RESET_DAYS_MIN).max(PERIODIC_RESET_DAYS_MAX).nullable()
 /** Spec: identify the tenant when not authenticated by API key; the key's own organisation wins. */
+/** Shadow mode (evaluate and report, never refuse) and the answer when the gateway's counters are unreachable. */
+const modeFields = { shadow: z.boolean().optional(), failure_mode: z.enum(['open', 'closed']).nullable().optional() }
 const tenantFields = { workspace_id: workspaceRefSchema.optional(), organisation_id: z.string().min(1).max(255).optional(), organization_id: z.string().min(1).max(255).optional() }
 
-const rateCreate = z.strictObject({ name: nameSchema.optional(), conditions, group_by: groupBy, type: z.enum(['requests', 'tokens']), unit: rateUnit, value: rateValue, ...tenantFields })
-const rateUpdate = z.strictObject({ name: nameSchema.optional(), conditions: conditions.optional(), group_by: groupBy.optional(), unit: rateUnit.optional(), value: rateValue.optional(), type: z.enum(['requests', 'tokens']).optional() })
+const rateCreate = z.strictObject({ name: nameSchema.optional(), conditions, group_by: groupBy, type: z.enum(['requests', 'tokens']), unit: rateUnit, value: rateValue, ...modeFields, ...tenantFields })
+const rateUpdate = z.strictObject({ name: nameSchema.optional(), conditions: conditions.optional(), group_by: groupBy.optional(), unit: rateUnit.optional(), value: rateValue.optional(), type: z.enum(['requests', 'tokens']).optional(), ...modeFields })
 
 function usageRules<T extends { credit_limit?: number; alert_threshold?: number | null; periodic_reset?: string | null; periodic_reset_days?: number | null }>(value: T, context: z.RefinementCtx): void {
   if (value.periodic_reset != null && value.periodic_reset_days != null) context.addIssue({ code: 'custom', path: ['periodic_reset_days'], message: 'periodic_reset and periodic_reset_days are mutually exclusive' })
@@ -42,11 +44,11 @@ function usageRules<T extends { credit_limit?: number; alert_threshold?: number 
 }
 const usageCreate = z.strictObject({
   name: nameSchema.optional(), conditions, group_by: groupBy, type: z.enum(['cost', 'tokens']), credit_limit: credit, alert_threshold: credit.nullable().optional(),
-  periodic_reset: periodicReset.optional(), periodic_reset_days: periodicResetDays.optional(), ...tenantFields,
+  periodic_reset: periodicReset.optional(), periodic_reset_days: periodicResetDays.optional(), ...modeFields, ...tenantFields,
 }).superRefine(usageRules)
 const usageUpdate = z.strictObject({
   name: nameSchema.optional(), conditions: conditions.optional(), group_by: groupBy.optional(), credit_limit: credit.optional(), alert_threshold: credit.nullable().optional(),
-  periodic_reset: periodicReset.optional(), periodic_reset_days: periodicResetDays.optional(),
+  periodic_reset: periodicReset.optional(), periodic_reset_days: periodicResetDays.optional(), ...modeFields,
   /** Starts the named value key's usage afresh. */
   reset_usage_for_value: z.string().min(1).max(1024).optional(),
 }).superRefine(usageRules)
@@ -66,6 +68,8 @@ export function policyView(policy: PolicyRecord): Record<string, unknown> {
     group_by: policy.groupBy,
     type: policy.type,
     status: policy.status,
+    shadow: policy.shadow,
+    failure_mode: policy.failureMode,
     workspace_id: policy.workspaceId,
     organisation_id: policy.organizationId,
     managed_by: policy.managedBy,
@@ -115,7 +119,7 @@ export function policyRoutes(kind: PolicyKind) {
         checkTenant(principal, body)
         const workspaceId = await targetWorkspace(ctx, principal, body.workspace_id)
         requireScope(principal, 'policies.create', workspaceId, 'policies')
-        created = await ctx.store.policies.create({ organizationId: org, workspaceId, kind, name: body.name ?? null, conditions: body.conditions, groupBy: body.group_by, type: body.type, unit: body.unit, value: body.value })
+        created = await ctx.store.policies.create({ organizationId: org, workspaceId, kind, name: body.name ?? null, conditions: body.conditions, groupBy: body.group_by, type: body.type, unit: body.unit, value: body.value, shadow: body.shadow, failureMode: body.failure_mode })
       } else {
         const body = parse(usageCreate, request.body)
         checkTenant(principal, body)
@@ -125,7 +129,7 @@ export function policyRoutes(kind: PolicyKind) {
         created = await ctx.store.policies.create({
           organizationId: org, workspaceId, kind, name: body.name ?? null, conditions: body.conditions, groupBy: body.group_by, type: body.type,
           creditLimit: body.credit_limit, alertThreshold: body.alert_threshold ?? null, periodicReset: body.periodic_reset ?? null,
-          periodicResetDays: body.periodic_reset_days ?? null, nextUsageResetAt: nextReset,
+          periodicResetDays: body.periodic_reset_days ?? null, nextUsageResetAt: nextReset, shadow: body.shadow, failureMode: body.failure_mode,
         })
       }
       audit(request, { action: `policy.${kind}.create`, resourceType: `policy_${kind}`, resourceId: created.id, workspaceId: created.workspaceId })
@@ -158,7 +162,7 @@ export function policyRoutes(kind: PolicyKind) {
       const org = principal.organizationId
       if (kind === 'rate_limits') {
         const body = parse(rateUpdate, request.body)
-        await ctx.store.policies.update(org, policy.id, { name: body.name, conditions: body.conditions, groupBy: body.group_by, unit: body.unit, value: body.value, type: body.type })
+        await ctx.store.policies.update(org, policy.id, { name: body.name, conditions: body.conditions, groupBy: body.group_by, unit: body.unit, value: body.value, type: body.type, shadow: body.shadow, failureMode: body.failure_mode })
       } else {
         const body = parse(usageUpdate, request.body)
         const creditLimit = body.credit_limit ?? policy.creditLimit!
@@ -171,7 +175,7 @@ export function policyRoutes(kind: PolicyKind) {
         await ctx.store.transaction(async (tx) => {
           await tx.policies.update(org, policy.id, {
             name: body.name, conditions: body.conditions, groupBy: body.group_by, creditLimit: body.credit_limit, alertThreshold: body.alert_threshold,
-            periodicReset: body.periodic_reset, periodicResetDays: body.periodic_reset_days,
+            periodicReset: body.periodic_reset, periodicResetDays: body.periodic_reset_days, shadow: body.shadow, failureMode: body.failure_mode,
             nextUsageResetAt: resetChanged ? nextUsageResetAt({ credit_limit: creditLimit, type: 'cost', periodic_reset: periodic, periodic_reset_days: periodicDays }, ctx.clock()) : undefined,
           })
           if (body.reset_usage_for_value !== undefined) await tx.policies.resetUsage(policy.id, body.reset_usage_for_value)

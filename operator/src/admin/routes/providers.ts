@@ -22,6 +22,7 @@ import {
 } from './resource-access.ts'
 import { refuseSelfGrantedPrivateNetwork } from './network-access.ts'
 import { checkSecretMappings, secretMappingsSchema } from './secret-mappings.ts'
+import { providerViewWithUsage } from '../current-usage.ts'
 
 const KEY_MAX_CHARS = 16_384
 /** One limit object (the provider form) or a list of them (the virtual-key form). */
@@ -199,7 +200,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
       for (const provider of result.data) {
         if (provider.integrationId && !slugs.has(provider.integrationId)) slugs.set(provider.integrationId, await integrationSlug(principal.organizationId, provider.integrationId))
       }
-      return listEnvelope(result.total, result.data.map((p) => providerView(p, object, p.integrationId ? slugs.get(p.integrationId) ?? null : null, ctx.clock())))
+      return listEnvelope(result.total, await Promise.all(result.data.map((p) => providerViewWithUsage(ctx, p, providerView(p, object, p.integrationId ? slugs.get(p.integrationId) ?? null : null, ctx.clock())))))
     })
 
     app.get<{ Params: { slug: string } }>('/:slug', async (request) => {
@@ -207,7 +208,7 @@ export function providerRoutes(object: 'provider' | 'virtual-key') {
       const query = parse(scopedListQuery, request.query)
       const provider = await load(principal, request.params.slug, query.workspace_id)
       requireCapability(principal, 'providers', 'read', provider.workspaceId)
-      return providerView(provider, object, await integrationSlug(principal.organizationId, provider.integrationId), ctx.clock())
+      return providerViewWithUsage(ctx, provider, providerView(provider, object, await integrationSlug(principal.organizationId, provider.integrationId), ctx.clock()))
     })
 
     app.put<{ Params: { slug: string } }>('/:slug', async (request) => {

@@ -15,6 +15,7 @@ import type { MemberRecord, WorkspaceRecord } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, pagination, parse, principalOf } from '../http.ts'
 import { memberView } from './members.ts'
+import { workspaceViewWithUsage } from '../current-usage.ts'
 
 const SLUG = /^[a-z0-9][a-z0-9_-]*$/
 
@@ -148,7 +149,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const ids = visible === null ? undefined : visible.filter((id) => mayRead(principal, id, 'list'))
     const { page, pageSize } = pagination(request.query)
     const result = await ctx.store.workspaces.list(principal.organizationId, { statuses, nameContains: query.name, exactName: query.exact_name, ids }, page, pageSize)
-    return listEnvelope(result.total, result.data.map((w) => workspaceView(w)))
+    return listEnvelope(result.total, await Promise.all(result.data.map((w) => workspaceViewWithUsage(ctx, w, workspaceView(w)))))
   })
 
   app.get<{ Params: { workspaceId: string } }>('/:workspaceId', async (request) => {
@@ -156,7 +157,7 @@ export function workspaceRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const workspace = await load(principal, request.params.workspaceId)
     if (!mayRead(principal, workspace.id, 'read')) throw forbidden('this credential may not read workspaces')
     const members = await ctx.store.members.list(workspace.id, {}, 0, 100)
-    return workspaceView(workspace, members.data)
+    return workspaceViewWithUsage(ctx, workspace, workspaceView(workspace, members.data))
   })
 
   app.put<{ Params: { workspaceId: string } }>('/:workspaceId', async (request) => {

@@ -29,6 +29,10 @@ export interface PolicyRecord {
   nextUsageResetAt: string | null
   lastResetAt: string | null
   status: 'active' | 'archived'
+  /** Evaluate and report, never refuse. */
+  shadow: boolean
+  /** When the gateway's counter store is unreachable; null: the gateway's default for the limit. */
+  failureMode: 'open' | 'closed' | null
   managedBy: ManagedBy
   createdAt: string
   updatedAt: string
@@ -52,6 +56,8 @@ interface Row {
   next_usage_reset_at: Date | null
   last_reset_at: Date | null
   status: 'active' | 'archived'
+  shadow: boolean
+  failure_mode: 'open' | 'closed' | null
   managed_by: ManagedBy
   created_at: Date
   updated_at: Date
@@ -79,6 +85,8 @@ function toRecord(row: Row): PolicyRecord {
     nextUsageResetAt: iso(row.next_usage_reset_at),
     lastResetAt: iso(row.last_reset_at),
     status: row.status,
+    shadow: row.shadow,
+    failureMode: row.failure_mode,
     managedBy: row.managed_by,
     createdAt: isoRequired(row.created_at),
     updatedAt: isoRequired(row.updated_at),
@@ -100,11 +108,13 @@ export interface PolicyInput {
   periodicReset?: PolicyRecord['periodicReset']
   periodicResetDays?: number | null
   nextUsageResetAt?: string | null
+  shadow?: boolean
+  failureMode?: 'open' | 'closed' | null
   managedBy?: ManagedBy
 }
 
 export type PolicyPatch = Partial<Pick<PolicyInput,
-  'name' | 'conditions' | 'groupBy' | 'type' | 'unit' | 'value' | 'creditLimit' | 'alertThreshold' | 'periodicReset' | 'periodicResetDays' | 'nextUsageResetAt' | 'managedBy'>> & {
+  'name' | 'conditions' | 'groupBy' | 'type' | 'unit' | 'value' | 'creditLimit' | 'alertThreshold' | 'periodicReset' | 'periodicResetDays' | 'nextUsageResetAt' | 'shadow' | 'failureMode' | 'managedBy'>> & {
   status?: 'active' | 'archived'
   lastResetAt?: string | null
 }
@@ -128,11 +138,11 @@ export class PolicyRepository {
     const id = newId()
     const rows = await this.#db.query<Row>(
       `INSERT INTO policies (id, organization_id, workspace_id, kind, name, conditions, group_by, type, unit, value, credit_limit,
-         alert_threshold, periodic_reset, periodic_reset_days, next_usage_reset_at, managed_by)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+         alert_threshold, periodic_reset, periodic_reset_days, next_usage_reset_at, managed_by, shadow, failure_mode)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING *`,
       [id, input.organizationId, input.workspaceId, input.kind, input.name ?? null, json(input.conditions), json(input.groupBy), input.type,
         input.unit ?? null, input.value ?? null, input.creditLimit ?? null, input.alertThreshold ?? null, input.periodicReset ?? null,
-        input.periodicResetDays ?? null, input.nextUsageResetAt ?? null, input.managedBy ?? null],
+        input.periodicResetDays ?? null, input.nextUsageResetAt ?? null, input.managedBy ?? null, input.shadow ?? false, input.failureMode ?? null],
     )
     this.#sink.add({ resource: 'policy', action: 'created', id })
     return toRecord(rows[0]!)
@@ -166,7 +176,7 @@ export class PolicyRepository {
       value: ['value', 'value'], creditLimit: ['credit_limit', 'value'], alertThreshold: ['alert_threshold', 'value'],
       periodicReset: ['periodic_reset', 'value'], periodicResetDays: ['periodic_reset_days', 'value'],
       nextUsageResetAt: ['next_usage_reset_at', 'timestamptz'], lastResetAt: ['last_reset_at', 'timestamptz'], status: ['status', 'value'],
-      managedBy: ['managed_by', 'value'],
+      managedBy: ['managed_by', 'value'], shadow: ['shadow', 'value'], failureMode: ['failure_mode', 'value'],
     }, 3)
     const row = await updateRow<Row>(this.#db, 'policies', organizationId, id, set)
     if (!row) return null
@@ -184,21 +194,6 @@ export class PolicyRepository {
     const rows = await this.#db.query<{ value_key: string; current_usage: string | number; status: 'active' | 'exhausted' }>(
       'SELECT value_key, current_usage, status FROM policy_usage WHERE policy_id = $1 ORDER BY value_key', [policyId])
     return rows.map((row) => ({ valueKey: row.value_key, currentUsage: Number(row.current_usage), status: row.status }))
-  }
-
-  /**
-   * Usage counted under each of `valueKeys` by the organisation's active usage-limit policies
-   * (an API key's value key is its id), summed per value key; keys with nothing tracked are absent.
-   */
-  async usageByValueKeys(organizationId: string, valueKeys: readonly string[]): Promise<Map<string, number>> {
-    if (valueKeys.length === 0) return new Map()
-    const rows = await this.#db.query<{ value_key: string; total: string | number }>(
-      `SELECT u.value_key, sum(u.current_usage) AS total FROM policy_usage u JOIN policies p ON p.id = u.policy_id
-       WHERE p.organization_id = $1 AND p.kind = 'usage_limits' AND p.status = 'active'
-         AND u.value_key = ANY(ARRAY(SELECT jsonb_array_elements_text($2::jsonb))) GROUP BY u.value_key`,
-      [organizationId, json(valueKeys)],
-    )
-    return new Map(rows.map((row) => [row.value_key, Number(row.total)]))
   }
 
   /** Starts a value key's usage afresh; false when nothing was tracked under it. */
