@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { snapshotGuardrail, snapshotLimit, snapshotPrice } from './policies.ts'
+import { logLevel } from './usage-record.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -19,6 +20,8 @@ export const snapshotWorkspace = z.object({
   status: z.enum(['active', 'archived']),
   /** Config applied when a request names none. */
   defaultConfigId: id.nullable().default(null),
+  /** What usage records keep: counts only (`off`), plus metadata, or the (redacted) bodies too. */
+  logLevel: logLevel.default('full'),
 })
 
 export const snapshotApiKey = z.object({
@@ -57,6 +60,8 @@ export const snapshotProvider = z.object({
   status: z.enum(['active', 'disabled']).default('active'),
   /** Optional model allowlist; empty means any model. */
   models: z.array(z.string()).default([]),
+  /** The integration it draws its account from (usage records and integration prices name it). */
+  integrationId: id.nullable().default(null),
 })
 
 export const snapshotConfig = z.object({

@@ -177,6 +177,7 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
     allowedWorkspaceIds,
     status: disabled ? 'disabled' as const : 'active' as const,
     models,
+    integrationId: integration?.id ?? null,
   }
 }
 
