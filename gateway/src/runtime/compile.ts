@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici'
 import type { ProviderAdapter } from '../providers/adapter.ts'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
+import type { SnapshotPrice } from '../snapshot/policies.ts'
 import type { GatewaySnapshot, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
 import { secretBag } from '../telemetry/secret.ts'
 import { createPool, defaultTimeouts, type UpstreamEndpoint } from '../upstream/transport.ts'
@@ -36,6 +37,10 @@ export interface RuntimeConfig {
   readonly configs: ReadonlyMap<string, CompiledConfig>
   /** Every pool this runtime owns, closed when a newer runtime replaces it. */
   readonly dispatchers: ReadonlySet<Dispatcher>
+  /** Price overrides on top of the shipped table (pricing/price.ts indexes them once). */
+  readonly prices: readonly SnapshotPrice[]
+  /** The deployment this snapshot was compiled for, when one. */
+  readonly deploymentId: string | null
 }
 
 export interface CompileProblem {
@@ -144,6 +149,8 @@ export function compileRuntime(
       providers,
       configs,
       dispatchers,
+      prices: snapshot.prices,
+      deploymentId: snapshot.deployment?.id ?? null,
     },
   }
 }
