@@ -33,6 +33,7 @@ import { ProviderRepository } from './repos/providers.ts'
 import { SecretReferenceRepository } from './repos/secret-references.ts'
 import { BufferedSink, type ChangeSink } from './repos/sink.ts'
 import { CredentialResealer } from './repos/reseal.ts'
+import { UsageLogRepository } from './repos/usage-logs.ts'
 import { UserRepository } from './repos/users.ts'
 import { WorkspaceRepository } from './repos/workspaces.ts'
 import type { SqlDatabase, SqlExecutor } from './sql.ts'
@@ -62,6 +63,8 @@ export interface Repositories {
 
 export interface Store extends Repositories {
   readonly kind: 'pglite' | 'postgres'
+  /** Usage records and their rollups (written in their own transactions, never inside `transaction`). */
+  readonly usageLogs: UsageLogRepository
   readonly changes: ChangeFeed
   onChange(listener: ChangeListener): () => void
   /** Runs `fn` in one transaction; its changes are published only after commit. */
@@ -119,6 +122,7 @@ export async function storeOnDatabase(db: SqlDatabase, options: { encryptionKey?
     kind: db.kind,
     changes,
     ...repositories(db, immediate, keyring),
+    usageLogs: new UsageLogRepository(db),
     onChange: (listener) => changes.onChange(listener),
     async transaction(fn) {
       const sink = new BufferedSink()
@@ -146,6 +150,7 @@ export type { GuardrailRecord } from './repos/guardrails.ts'
 export type { GlobalWorkspaceAccess, IntegrationModel, IntegrationRecord, WorkspaceAccess } from './repos/integrations.ts'
 export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
 export type { ResealReport } from './repos/reseal.ts'
+export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './repos/usage-logs.ts'
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
