@@ -10,6 +10,8 @@
  *   GATEHOUSE_DEPLOYMENT                      the deployment (slug) this gateway serves: only its workspaces
  *   GATEHOUSE_SNAPSHOT_FILE                   alternatively: run from a plain snapshot JSON file (watched)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
+ *   GATEHOUSE_USAGE_SPOOL                     directory usage records wait in while the control plane is away
+ *   GATEHOUSE_USAGE_SPOOL_MAX_BYTES           bound of that spool (default 256 MiB; oldest bodies shed first)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -22,6 +24,9 @@ import { buildGatewayServer } from './server.ts'
 import { parseKeyring } from './snapshot/envelope.ts'
 import { startSnapshotSync } from './sync/client.ts'
 import { loadPersistedSnapshot } from './sync/persisted.ts'
+import { httpUsageTransport } from './usage/http-transport.ts'
+import type { UsageShipper } from './usage/shipper.ts'
+import { startUsageShipping } from './usage/start.ts'
 
 export interface RunningGateway {
   url: string
@@ -46,6 +51,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   const holder = new RuntimeHolder()
   const closers: Array<() => Promise<unknown> | unknown> = [() => holder.close()]
   let forwarder: ReturnType<typeof remoteAdminForwarder> | null = null
+  let usage: UsageShipper | null = null
 
   const snapshotFile = env.GATEHOUSE_SNAPSHOT_FILE
   if (snapshotFile) {
@@ -80,6 +86,20 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     closers.push(() => sync.stop())
     forwarder = remoteAdminForwarder(controlPlaneUrl)
     closers.push(() => forwarder?.close())
+    const delivery = httpUsageTransport({
+      controlPlaneUrl,
+      token: required(env, 'GATEHOUSE_GATEWAY_TOKEN'),
+      onRefused: (status, body) => logger.error({ status, body }, 'the control plane refused a usage batch; it is dropped'),
+    })
+    const shipper = startUsageShipping({
+      transport: delivery.transport,
+      spoolDir: env.GATEHOUSE_USAGE_SPOOL ?? null,
+      ...(env.GATEHOUSE_USAGE_SPOOL_MAX_BYTES ? { spoolMaxBytes: Number(env.GATEHOUSE_USAGE_SPOOL_MAX_BYTES) } : {}),
+      onError: (error, context) => logger.warn({ err: (error as Error).message, context }, 'usage records not delivered yet; spooled for the next try'),
+    })
+    usage = shipper
+    closers.push(() => delivery.close())
+    closers.push(() => shipper.close())
   }
 
   const app = buildGatewayServer({
@@ -89,6 +109,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     processMetrics: true,
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
+    ...(usage ? { usage } : {}),
   })
   await app.listen({ host: env.GATEHOUSE_HOST ?? '127.0.0.1', port: Number(env.GATEHOUSE_PORT ?? 8787) })
   closers.push(() => app.close())

@@ -17,6 +17,8 @@ import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
+import { registerUsageMetrics } from './usage/metrics.ts'
+import type { UsageShipper } from './usage/shipper.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -31,6 +33,8 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
+  /** Where usage records go (the account stage's sink); without one nothing is metered. */
+  usage?: UsageShipper
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -83,6 +87,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
 
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken)
+  if (options.usage) registerUsageMetrics(metrics.registry, options.usage)
 
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })

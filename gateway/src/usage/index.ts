@@ -4,3 +4,4 @@ export { UsageShipper, type UsageShipperOptions, type UsageShipperStats, type Us
 export { UsageSpool } from './spool.ts'
 export { httpUsageTransport } from './http-transport.ts'
 export { registerUsageMetrics } from './metrics.ts'
+export { startUsageShipping, DEFAULT_SPOOL_MAX_BYTES, type UsageShippingOptions } from './start.ts'

@@ -15,6 +15,7 @@ import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { registerSyncRoutes } from '../distribution/sync-routes.ts'
+import { registerUsageIngestRoute } from '../distribution/usage-routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
 import { applyResources } from '../resources/apply.ts'
 import { fileSecretResolver, loadResourceFiles } from '../resources/files.ts'
@@ -103,11 +104,12 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
+      registerUsageIngestRoute(adminApp, { store, gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }
     registerProbes(adminApp, store)
     await adminApp.ready()
     closers.push(() => adminApp.close())
-    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper }))
+    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper, env }))
     return {
       store,
       secrets,

@@ -6,7 +6,8 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, RuntimeHolder, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, RuntimeHolder, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
+import { inProcessUsageTransport } from '../distribution/usage-routes.ts'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 export interface EmbeddedOptions extends ControlPlaneOptions {
@@ -40,8 +41,15 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     const result = holder.apply(snapshot)
     if (!result.ok) options.logger.error({ generation: snapshot.generation, problems: result.problems }, 'snapshot rejected by the gateway')
   })
+  // Usage records take the gateway's usual path (batches, spool) and land in this process's store.
+  const usage = startUsageShipping({
+    transport: inProcessUsageTransport(controlPlane.store),
+    spoolDir: options.dataDir === null ? null : `${options.dataDir}/usage-spool`,
+    onError: (error, context) => options.logger.warn({ err: error, context }, 'usage records not stored yet; kept for the next try'),
+  })
   const gateway = buildGatewayServer({
     holder,
+    usage,
     pepper: controlPlane.secrets.keyPepper,
     logger: options.logger,
     adminForwarder: inProcessForwarder(controlPlane.adminApp),
@@ -50,6 +58,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
   })
   const close = async (): Promise<void> => {
     await gateway.close()
+    await usage.close()
     unsubscribe()
     await holder.close()
     await controlPlane.close()

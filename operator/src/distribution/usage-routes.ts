@@ -63,3 +63,14 @@ export function registerUsageIngestRoute(app: FastifyInstance, options: UsageIng
     return result
   })
 }
+
+/**
+ * Embedded mode's delivery: the same validation and the same store write as the ingest route, in
+ * process (the gateway's shipper, spool and batching are unchanged; only the hop is gone).
+ */
+export function inProcessUsageTransport(store: Store, now: () => number = Date.now): (body: string) => Promise<void> {
+  return async (body) => {
+    const { records } = JSON.parse(body) as { records: unknown[] }
+    await store.usageLogs.ingest(checkRecords(records, now()).records)
+  }
+}
