@@ -13,6 +13,7 @@ import { registerInferenceRoutes } from './http/routes/inference.ts'
 import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
+import { registerPricingRoute } from './http/routes/pricing.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
@@ -96,6 +97,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerPassthroughRoutes(app, deps)
   registerRealtimeRoute(app, deps)
   registerMessagesRoute(app, deps)
+  registerPricingRoute(app)
   registerAdminForward(app, options.adminForwarder)
   return app
 }

@@ -4,3 +4,4 @@
  */
 export { costOf, priceFor, tablePrice, type BilledUnits, type Price } from './price.ts'
 export { PRICING_TABLE_VERSION } from './table.ts'
+export { modelPricingConfig, PRICING_PROVIDER_ALIASES, publicPricingAnswer, PUBLIC_PRICING_PATH, type ModelPricingConfig } from './public.ts'

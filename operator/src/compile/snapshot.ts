@@ -22,6 +22,8 @@ import { SNAPSHOT_SCHEMA_VERSION, validateSnapshot, type GatewaySnapshot, type G
 import type { Clock } from '../clock.ts'
 import { systemClock } from '../clock.ts'
 import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
+import { effectiveSettings } from '../identity/settings.ts'
+import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
@@ -192,7 +194,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
   const organization = await store.organizations.first()
   if (!organization) throw new Error('no organisation yet: run ensureOrganization first')
   const orgId = organization.id
-  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment] = await Promise.all([
+  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, modelPrices] = await Promise.all([
     store.workspaces.listAll(orgId),
     store.apiKeys.forSnapshot(orgId, now, RECENTLY_ENDED_MS),
     store.providers.list(orgId),
@@ -200,6 +202,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     store.integrations.list(orgId),
     store.secretReferences.list(orgId),
     options.deployment === undefined ? Promise.resolve(null) : store.deployments.get(orgId, options.deployment),
+    store.modelPrices.current(orgId),
   ])
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
@@ -225,6 +228,11 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       provider.allowAllWorkspaces = false
     }
   }
+  // Integration model pricing first; the Model Pricing overrides win where both name a model.
+  const prices = [
+    ...integrations.data.flatMap((integration) => integrationPrices(integration, compiledProviders.filter((p) => p.integrationId === integration.id).map((p) => p.id))),
+    ...overridePrices(modelPrices.filter((price) => inScope(price.workspaceId))),
+  ]
   const input: GatewaySnapshotInput = {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     generation: options.generation,
@@ -237,6 +245,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       name: w.name,
       status: w.status,
       defaultConfigId: resolveConfig(w.defaults.config_id, w.id),
+      logLevel: effectiveSettings(organization.settings, w.settings).log_settings?.level ?? 'full',
     })),
     apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
     providers: compiledProviders,
@@ -244,6 +253,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     deployment: deployment
       ? { id: deployment.id, slug: deployment.slug, type: deployment.type, configId: deployment.configId !== null && activeConfigs.some((c) => c.id === deployment.configId) ? deployment.configId : null }
       : null,
+    prices,
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -23,10 +23,12 @@ import { ApiKeyRepository } from './repos/api-keys.ts'
 import { AuditRepository } from './repos/audit.ts'
 import { ConfigRepository } from './repos/configs.ts'
 import { DeploymentRepository } from './repos/deployments.ts'
+import { FeedbackRepository } from './repos/feedback.ts'
 import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
+import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
 import { PolicyRepository } from './repos/policies.ts'
 import { ProviderRepository } from './repos/providers.ts'
@@ -57,6 +59,8 @@ export interface Repositories {
   guardrails: GuardrailRepository
   deployments: DeploymentRepository
   policies: PolicyRepository
+  modelPrices: ModelPriceRepository
+  feedback: FeedbackRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -90,6 +94,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     guardrails: new GuardrailRepository(db, sink),
     deployments: new DeploymentRepository(db, sink),
     policies: new PolicyRepository(db, sink),
+    modelPrices: new ModelPriceRepository(db, sink),
+    feedback: new FeedbackRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -149,6 +155,8 @@ export type { DeploymentRecord, DeploymentType } from './repos/deployments.ts'
 export type { GuardrailRecord } from './repos/guardrails.ts'
 export type { GlobalWorkspaceAccess, IntegrationModel, IntegrationRecord, WorkspaceAccess } from './repos/integrations.ts'
 export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
+export type { FeedbackRecord } from './repos/feedback.ts'
+export type { ModelPriceFields, ModelPriceKey, ModelPriceRecord } from './repos/model-prices.ts'
 export type { ResealReport } from './repos/reseal.ts'
 export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './repos/usage-logs.ts'
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'

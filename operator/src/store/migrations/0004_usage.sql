@@ -62,8 +62,9 @@ CREATE INDEX usage_logs_id ON usage_logs (id);
 
 -- Per-minute and per-hour sums by workspace, key, provider, model, config, prompt and status code,
 -- written in the same transaction as the rows they count. Absent dimensions are '' (a primary
--- key cannot hold NULL). latency_hist counts requests per latency bin (usage/histogram.ts:
--- bin 0 below 1 ms, bin i in [1.1^(i-1), 1.1^i) ms), so percentiles come out within 5 %.
+-- key cannot hold NULL). latency_hist counts requests per latency bin, sparse ({"bin": count};
+-- usage/histogram.ts: bin 0 below 1 ms, bin i in [1.1^(i-1), 1.1^i) ms), so percentiles come out
+-- within 5 %.
 CREATE TABLE usage_rollups (
   period text NOT NULL CHECK (period IN ('minute', 'hour')),
   bucket_start timestamptz NOT NULL,
@@ -83,7 +84,7 @@ CREATE TABLE usage_rollups (
   output_tokens bigint NOT NULL DEFAULT 0,
   cost_usd double precision NOT NULL DEFAULT 0,
   latency_ms_sum double precision NOT NULL DEFAULT 0,
-  latency_hist bigint[] NOT NULL,
+  latency_hist jsonb NOT NULL DEFAULT '{}'::jsonb,
   first_seen timestamptz NOT NULL,
   last_seen timestamptz NOT NULL,
   PRIMARY KEY (period, organization_id, bucket_start, workspace_id, api_key_id, provider_id, provider_kind, model, config_id, prompt_id, status_code)

@@ -4,8 +4,8 @@
  * that were new, daily partitions created on demand, and retention by dropping whole partitions.
  */
 import type { UsageRecord } from '@gatehouse/gateway/snapshot'
-import { binOf, emptyHistogram } from '../../usage/histogram.ts'
-import type { SqlDatabase } from '../sql.ts'
+import { binOf } from '../../usage/histogram.ts'
+import type { SqlDatabase, SqlExecutor } from '../sql.ts'
 
 export const DAY_MS = 86_400_000
 
@@ -43,7 +43,7 @@ const ROLLUP_SQL = `INSERT INTO usage_rollups (period, bucket_start, organizatio
     requests, errors, cache_hits, input_tokens, output_tokens, cost_usd, latency_ms_sum, latency_hist, first_seen, last_seen
   FROM jsonb_to_recordset($1::jsonb) AS r(period text, bucket_start timestamptz, organization_id text,
     ${ROLLUP_DIMENSIONS.map((d) => `${d} text`).join(', ')}, status_code integer, requests bigint, errors bigint, cache_hits bigint,
-    input_tokens bigint, output_tokens bigint, cost_usd double precision, latency_ms_sum double precision, latency_hist bigint[],
+    input_tokens bigint, output_tokens bigint, cost_usd double precision, latency_ms_sum double precision, latency_hist jsonb,
     first_seen timestamptz, last_seen timestamptz)
   ON CONFLICT (period, organization_id, bucket_start, ${ROLLUP_DIMENSIONS.join(', ')}, status_code) DO UPDATE SET
     requests = usage_rollups.requests + excluded.requests,
@@ -53,7 +53,10 @@ const ROLLUP_SQL = `INSERT INTO usage_rollups (period, bucket_start, organizatio
     output_tokens = usage_rollups.output_tokens + excluded.output_tokens,
     cost_usd = usage_rollups.cost_usd + excluded.cost_usd,
     latency_ms_sum = usage_rollups.latency_ms_sum + excluded.latency_ms_sum,
-    latency_hist = ARRAY(SELECT a + b FROM unnest(usage_rollups.latency_hist, excluded.latency_hist) WITH ORDINALITY AS t(a, b, n) ORDER BY n),
+    latency_hist = (SELECT jsonb_object_agg(bin, total) FROM (
+      SELECT bin, sum(n::bigint) AS total FROM (
+        SELECT * FROM jsonb_each_text(usage_rollups.latency_hist) UNION ALL SELECT * FROM jsonb_each_text(excluded.latency_hist)
+      ) AS both_sides(bin, n) GROUP BY bin) AS merged),
     first_seen = LEAST(usage_rollups.first_seen, excluded.first_seen),
     last_seen = GREATEST(usage_rollups.last_seen, excluded.last_seen)`
 
@@ -88,7 +91,7 @@ interface RollupRow {
   output_tokens: number
   cost_usd: number
   latency_ms_sum: number
-  latency_hist: number[]
+  latency_hist: Record<string, number>
   first_seen: string
   last_seen: string
 }
@@ -110,7 +113,7 @@ export function rollupRows(records: readonly UsageRecord[]): RollupRow[] {
         row = {
           period, bucket_start: new Date(bucketMs).toISOString(), organization_id: record.organizationId, ...dims, status_code: record.statusCode,
           requests: 0, errors: 0, cache_hits: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, latency_ms_sum: 0,
-          latency_hist: emptyHistogram(), first_seen: record.createdAt, last_seen: record.createdAt, firstMs: atMs, lastMs: atMs,
+          latency_hist: {}, first_seen: record.createdAt, last_seen: record.createdAt, firstMs: atMs, lastMs: atMs,
         }
         rows.set(key, row)
       }
@@ -121,7 +124,8 @@ export function rollupRows(records: readonly UsageRecord[]): RollupRow[] {
       row.output_tokens += record.outputTokens
       row.cost_usd += record.costUsd ?? 0
       row.latency_ms_sum += record.latencyMs
-      row.latency_hist[binOf(record.latencyMs)]!++
+      const bin = binOf(record.latencyMs)
+      row.latency_hist[bin] = (row.latency_hist[bin] ?? 0) + 1
       if (atMs < row.firstMs) {
         row.firstMs = atMs
         row.first_seen = record.createdAt
@@ -154,6 +158,11 @@ export class UsageLogRepository {
 
   constructor(db: SqlDatabase) {
     this.#db = db
+  }
+
+  /** Read access for the analytics and log queries (usage/), which build their own parameterised SQL. */
+  get reader(): SqlExecutor {
+    return this.#db
   }
 
   /** Creates the daily partitions these instants fall in (idempotent, safe across replicas). */
@@ -198,7 +207,7 @@ export class UsageLogRepository {
     const [row] = await this.#db.query<{ requests: number; errors: number; input_tokens: number; cost_usd: number; hist: number }>(
       `SELECT coalesce(sum(requests), 0)::float8 AS requests, coalesce(sum(errors), 0)::float8 AS errors,
               coalesce(sum(input_tokens), 0)::float8 AS input_tokens, coalesce(sum(cost_usd), 0)::float8 AS cost_usd,
-              coalesce(sum((SELECT sum(v) FROM unnest(latency_hist) AS v)), 0)::float8 AS hist
+              coalesce(sum((SELECT sum(v::bigint) FROM jsonb_each_text(latency_hist) AS e(k, v))), 0)::float8 AS hist
        FROM usage_rollups WHERE organization_id = $1 AND period = $2`,
       [organizationId, period],
     )
