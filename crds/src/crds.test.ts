@@ -105,7 +105,7 @@ describe('CRD schemas', () => {
     expect(rules.map((r) => r.rule)).toEqual(
       expect.arrayContaining([
         '!(has(self.periodicReset) && has(self.periodicResetDays))',
-        "self.kind in ['ollama', 'vllm'] || has(self.secretRef)",
+        "self.kind in ['ollama', 'vllm', 'lm-studio'] || has(self.secretRef)",
         '!(self.deny && self.async)',
         'self == oldSelf',
       ]),

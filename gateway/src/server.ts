@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
-import { GatewayError } from './errors.ts'
+import { GatewayError } from './core/errors.ts'
 import { renderError } from './http/error-handler.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
@@ -16,6 +16,8 @@ import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerPricingRoute } from './http/routes/pricing.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { readTrace } from './pipeline/context.ts'
+import type { PipelineFeatures } from './pipeline/build.ts'
+import { accountStage } from './pipeline/stages/account.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 import { registerUsageMetrics } from './usage/metrics.ts'
@@ -34,7 +36,9 @@ export interface GatewayServerOptions {
   metricsToken?: string
   /** Process-level metrics (CPU, memory, event loop); off where several servers share a process. */
   processMetrics?: boolean
-  /** Where usage records go (the account stage's sink); without one nothing is metered. */
+  /** Optional pipeline stages (accounting, limits, guardrails, cache, tracing). */
+  features?: PipelineFeatures
+  /** Where usage records go: the account stage is composed with this sink (unless `features.account` is given) and its delivery metrics served. */
   usage?: UsageShipper
 }
 
@@ -90,7 +94,8 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerMetrics(app, metrics, options.metricsToken)
   if (options.usage) registerUsageMetrics(metrics.registry, options.usage)
 
-  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now }
+  const features = options.usage && !options.features?.account ? { ...options.features, account: accountStage({ sink: options.usage }) } : options.features
+  const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, ...(features ? { features } : {}) }
   registerHealthRoutes(app, options.holder, { service: 'gatehouse-gateway', version: options.version ?? '0.1.0', instanceId: randomUUID() })
   registerInferenceRoutes(app, deps)
   registerModelRoutes(app, deps)

@@ -3,6 +3,7 @@
  * without the stage (a sink that keeps nothing, and the real shipper queue with serialisation
  * included, amortised), in one process. `node test/bench/account-cpu.ts` prints µs per request.
  */
+import { ExchangeContext } from '../../gateway/src/pipeline/context.ts'
 import { RuntimeHolder } from '../../gateway/src/runtime/holder.ts'
 import { composePipeline, newFacts, type Exchange, type Operation } from '../../gateway/src/pipeline/stage.ts'
 import { accountStage } from '../../gateway/src/pipeline/stages/account.ts'
@@ -24,11 +25,13 @@ const key = runtime.keysByHash.get('a'.repeat(64))!
 const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }
 const answer = { kind: 'json' as const, status: 200, body: { id: 'x', model: 'gpt-4o-mini', choices: [] }, usage: { inputTokens: 12, outputTokens: 30 } }
 
+const principal = { kind: 'api_key' as const, id: key.record.id, workspaceId: 'ws', userId: null, scopes: [], defaultConfig: null, key, attributes: {} }
 function exchange(): Exchange {
+  const context = new ExchangeContext({ traceId: 't', spanId: null, parentSpanId: null, spanName: null }, runtime, new AbortController().signal, Date.now())
+  context.authenticated(principal, { team: 'a' })
   return {
-    operation: chat,
-    context: { trace: { traceId: 't', spanId: null, parentSpanId: null, spanName: null }, metadata: { team: 'a' }, runtime, key, workspaceId: 'ws', signal: new AbortController().signal, startedAtMs: Date.now() },
-    headers: {}, body, facts: newFacts(), responseHeaders: {},
+    operation: chat, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, relayStreams: true,
+    route: null, facts: newFacts(), responseHeaders: {},
   }
 }
 const terminal = async (e: Exchange) => {
@@ -53,8 +56,8 @@ async function measure(label: string, run: (e: Exchange) => Promise<unknown>, af
   return us
 }
 
-const bare = await measure('pipeline without account', composePipeline(chat, [], terminal))
-const discard = await measure('with account, sink discards', composePipeline(chat, [accountStage({ sink: { offer: () => {} } })], terminal))
+const bare = await measure('pipeline without account', composePipeline(chat, [], terminal).run)
+const discard = await measure('with account, sink discards', composePipeline(chat, [accountStage({ sink: { offer: () => {} } })], terminal).run)
 const shipper = new UsageShipper({ transport: async () => {}, batchSize: 1000 })
-const shipped = await measure('with account, shipper (serialise + batch)', composePipeline(chat, [accountStage({ sink: shipper })], terminal), () => shipper.flush())
+const shipped = await measure('with account, shipper (serialise + batch)', composePipeline(chat, [accountStage({ sink: shipper })], terminal).run, () => shipper.flush())
 console.log(`account stage on the request path: ${(discard - bare).toFixed(2)} µs; with batch serialisation amortised: ${(shipped - bare).toFixed(2)} µs`)

@@ -52,7 +52,7 @@ export interface Aggregate {
 }
 
 export interface TargetCheck {
-  id: 'throughput' | 'added-p99-paced' | 'added-ttfb'
+  id: 'throughput' | 'added-p99-paced' | 'added-ttfb' | 'stream-cpu' | 'rss-under-load'
   description: string
   definition: string
   value: number | null
@@ -76,6 +76,9 @@ export const DEFINITIONS = {
     'added p99 = Gatehouse p99 − bare-proxy p99 of the PACED run (open loop: a fixed total rate spread round-robin over 50 keep-alive connections, well below saturation, latency from send to last byte); medians over the repetitions. The overhead Gatehouse adds over the Node floor; "vs direct" (Gatehouse p99 − direct p99) is context only.',
   addedTtfb:
     'added TTFB = Gatehouse first-byte p50 − bare-proxy first-byte p50, sequential stream:true requests on one keep-alive connection (request sent → first body byte); medians over the repetitions.',
+  streamCpu:
+    'streaming CPU ratio = Gatehouse CPU µs per streamed request ÷ bare-proxy CPU µs per streamed request (stream-sat: 50 connections, the same stream through each); medians over the repetitions.',
+  rss: 'RSS under load = the largest VmRSS of the Gatehouse process sampled during every repetition of every scenario.',
 } as const
 
 /** Median; the mean of the two middle values for an even count; NaN when empty. */
@@ -181,15 +184,22 @@ export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
   const ttfbGate = find(aggregates, 'ttfb', 'gatehouse')
   const addedTtfb = difference(ttfbGate?.firstByteP50Us, ttfbBare?.firstByteP50Us)
 
+  const streamBare = find(aggregates, 'stream-sat', 'bare')
+  const streamGate = find(aggregates, 'stream-sat', 'gatehouse')
+  const streamCpuRatio =
+    streamBare?.proxyCpuUsPerRequest && streamGate?.proxyCpuUsPerRequest ? streamGate.proxyCpuUsPerRequest / streamBare.proxyCpuUsPerRequest : null
+  const rssSamples = aggregates.filter((entry) => entry.target === 'gatehouse' && entry.rssMaxKb !== null).map((entry) => entry.rssMaxKb!)
+  const rssMaxMb = rssSamples.length === 0 ? null : Math.max(...rssSamples) / 1024
+
   return [
     {
       id: 'throughput',
-      description: 'Gatehouse non-streaming throughput ≥ 70 % of the bare Node proxy',
+      description: 'Gatehouse non-streaming throughput ≥ 80 % of the bare Node proxy',
       definition: DEFINITIONS.throughput,
       value: ratio,
       unit: 'ratio',
-      threshold: '>= 0.70',
-      ...verdict(ratio, [satBare, satGate], (value) => value >= 0.7),
+      threshold: '>= 0.80',
+      ...verdict(ratio, [satBare, satGate], (value) => value >= 0.8),
       context: {
         gatehouseRps: satGate?.requestsPerS ?? null,
         bareRps: satBare?.requestsPerS ?? null,
@@ -218,18 +228,41 @@ export function checkTargets(aggregates: Aggregate[]): TargetCheck[] {
     },
     {
       id: 'added-ttfb',
-      description: 'added time to first byte (streaming) < 1 ms',
+      description: 'added time to first byte (streaming) < 0.3 ms',
       definition: DEFINITIONS.addedTtfb,
       value: addedTtfb,
       unit: 'µs',
-      threshold: '< 1000',
-      ...verdict(addedTtfb, [ttfbBare, ttfbGate], (value) => value < 1000),
+      threshold: '< 300',
+      ...verdict(addedTtfb, [ttfbBare, ttfbGate], (value) => value < 300),
       context: {
         gatehouseFirstByteP50Us: ttfbGate?.firstByteP50Us ?? null,
         bareFirstByteP50Us: ttfbBare?.firstByteP50Us ?? null,
         directFirstByteP50Us: ttfbDirect?.firstByteP50Us ?? null,
         addedVsDirectUs: difference(ttfbGate?.firstByteP50Us, ttfbDirect?.firstByteP50Us),
       },
+    },
+    {
+      id: 'stream-cpu',
+      description: 'Gatehouse streaming CPU per request ≤ 2 × the bare Node proxy',
+      definition: DEFINITIONS.streamCpu,
+      value: streamCpuRatio,
+      unit: 'ratio',
+      threshold: '<= 2.0',
+      ...verdict(streamCpuRatio, [streamBare, streamGate], (value) => value <= 2),
+      context: {
+        gatehouseCpuUsPerRequest: streamGate?.proxyCpuUsPerRequest ?? null,
+        bareCpuUsPerRequest: streamBare?.proxyCpuUsPerRequest ?? null,
+      },
+    },
+    {
+      id: 'rss-under-load',
+      description: 'Gatehouse RSS under load < 150 MB',
+      definition: DEFINITIONS.rss,
+      value: rssMaxMb,
+      unit: 'MB',
+      threshold: '< 150',
+      ...verdict(rssMaxMb, [satGate], (value) => value < 150),
+      context: {},
     },
   ]
 }

@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, RuntimeHolder } from '@gatehouse/gateway'
+import { buildGatewayServer, RuntimeHolder, type GatewayServerOptions } from '@gatehouse/gateway'
 import { generateApiKey, hashApiKey, SNAPSHOT_SCHEMA_VERSION, type GatewaySnapshotInput } from '@gatehouse/gateway/snapshot'
 
 export const TEST_PEPPER = 'test-pepper-not-secret'
@@ -60,14 +60,15 @@ export function buildSnapshot(providers: TestProvider[], keys: { workspaceKey: s
   }
 }
 
-export async function startTestGateway(providers: TestProvider[]): Promise<TestGateway> {
+/** `server`: extra server options (pipeline features such as a test stage). */
+export async function startTestGateway(providers: TestProvider[], server: Partial<GatewayServerOptions> = {}): Promise<TestGateway> {
   const workspaceKey = generateApiKey('workspace')
   const adminKey = generateApiKey('admin')
   const snapshot = buildSnapshot(providers, { workspaceKey, adminKey })
   const holder = new RuntimeHolder()
   const applied = holder.apply(snapshot)
   if (!applied.ok) throw new Error(`test snapshot rejected: ${JSON.stringify(applied.problems)}`)
-  const app = buildGatewayServer({ holder, pepper: TEST_PEPPER })
+  const app = buildGatewayServer({ holder, pepper: TEST_PEPPER, ...server })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`

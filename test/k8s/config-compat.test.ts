@@ -5,7 +5,7 @@
  */
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { validateConfig } from '../../gateway/src/routing/config-schema.ts'
+import { validateConfig } from '../../gateway/src/snapshot/config-schema.ts'
 import { baseline, invalidCases, invalidObject } from '../../crds/src/testdata/cases.ts'
 import { parseResource } from '../../crds/src/index.ts'
 import { readYamlDir, repoRoot } from './kube.ts'

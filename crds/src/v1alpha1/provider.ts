@@ -1,30 +1,12 @@
 /** Provider: a model provider account (kind, endpoint, credentials from a Secret). */
 import { z } from 'zod'
+import { KEYLESS_PROVIDER_KINDS, PROVIDER_KINDS } from '@gatehouse/gateway/snapshot'
 import { displayName, immutable, rateLimitList, rules, secretKeyRef, slug, stringMap, usageLimit, workspaceRef } from './shared.ts'
 import type { KindDefinition } from './kind.ts'
 
-export const PROVIDER_KINDS = [
-  'openai',
-  'anthropic',
-  'azure-openai',
-  'bedrock',
-  'google',
-  'vertex-ai',
-  'cohere',
-  'mistral-ai',
-  'groq',
-  'together-ai',
-  'fireworks-ai',
-  'deepseek',
-  'x-ai',
-  'openrouter',
-  'perplexity-ai',
-  'ollama',
-  'vllm',
-] as const
+export { PROVIDER_KINDS }
 
-/** Self-hosted servers that usually run without an API key. */
-const KEYLESS_KINDS: readonly string[] = ['ollama', 'vllm']
+const KEYLESS_KINDS: readonly string[] = KEYLESS_PROVIDER_KINDS
 
 export const providerSpec = rules(
   z
@@ -63,7 +45,7 @@ export const providerSpec = rules(
     .describe('Desired state of the Provider.'),
   [
     {
-      rule: "self.kind in ['ollama', 'vllm'] || has(self.secretRef)",
+      rule: `self.kind in [${KEYLESS_KINDS.map((kind) => `'${kind}'`).join(', ')}] || has(self.secretRef)`,
       message: 'secretRef is required for this provider kind',
       fieldPath: '.secretRef',
       check: (s) => KEYLESS_KINDS.includes(s.kind) || s.secretRef !== undefined,

@@ -3,7 +3,7 @@
  * media type) are mapped onto the catalog so clients see one shape everywhere.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { GatewayError, toGatewayError } from '../errors.ts'
+import { GatewayError, toGatewayError } from '../core/errors.ts'
 
 function fromFastify(error: FastifyError): GatewayError | null {
   switch (error.code) {

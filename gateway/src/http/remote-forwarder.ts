@@ -5,7 +5,7 @@
  * Retry-After, never a 401.
  */
 import { Pool } from 'undici'
-import { dependencyUnavailable } from '../errors.ts'
+import { dependencyUnavailable } from '../core/errors.ts'
 import type { AdminForwarder } from './routes/admin-forward.ts'
 
 const DROPPED_REQUEST_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade'])

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
-import { toGatewayError, type GatewayError } from '../errors.ts'
+import { toGatewayError, type GatewayError } from '../core/errors.ts'
 import { toJsonText } from '../pipeline/raw-json.ts'
 
 export interface StreamWriteResult {
@@ -72,15 +72,25 @@ function waitForDrain(response: ServerResponse): Promise<unknown> {
  * write: one chunk of the chunked encoding and one UTF-8 conversion per batch, not per event.
  * The first batch joins the headers `startSse` holds, in one packet.
  */
-export async function pipeSse(response: ServerResponse, batches: AsyncIterable<readonly unknown[]>, options: PipeSseOptions = {}): Promise<StreamWriteResult> {
+export async function pipeSse(
+  response: ServerResponse,
+  batches: AsyncIterable<readonly unknown[]>,
+  options: PipeSseOptions = {},
+  onFirstBatch?: () => void,
+): Promise<StreamWriteResult> {
   const frame = (chunk: unknown): string => {
     const name = options.eventName?.(chunk)
     const data = options.data ? options.data(chunk) : chunk
     return `${name === undefined ? '' : `event: ${name}\n`}data: ${toJsonText(data)}\n\n`
   }
   try {
+    let first = true
     for await (const batch of batches) {
       if (response.destroyed) return { completed: false, error: null }
+      if (first) {
+        first = false
+        onFirstBatch?.()
+      }
       let text = ''
       for (const chunk of batch) text += frame(chunk)
       if (!response.write(text)) await waitForDrain(response)

@@ -5,10 +5,10 @@
  * keys call the data plane; admin keys are refused with 403, as the spec's key model says.
  */
 import { hash } from 'node:crypto'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 import type { CompiledKey, RuntimeConfig } from '../runtime/compile.ts'
 import { hashApiKey, parseApiKey } from '../snapshot/keys.ts'
-import { header, type RequestHeaders } from './context.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
 
 export function presentedKey(headers: RequestHeaders): string | undefined {
   const explicit = header(headers, 'x-gateway-api-key')

@@ -1,13 +1,13 @@
 /**
- * What the pipeline knows about one request: tracing identifiers, caller metadata, the runtime it
- * started with (kept until it ends), the authenticated key, and the abort signal that a client
- * disconnect fires.
+ * What the pipeline knows about one request: tracing identifiers, the runtime it started with
+ * (kept until it ends), the abort signal a client disconnect fires, and, once the authenticate
+ * stage ran, who is calling and the caller's metadata.
  */
 import { randomUUID } from 'node:crypto'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
+import type { CompiledConfig } from '../routing/select.ts'
 import type { CompiledKey, RuntimeConfig } from '../runtime/compile.ts'
-
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>
 
 export interface Trace {
   traceId: string
@@ -16,19 +16,74 @@ export interface Trace {
   spanName: string | null
 }
 
-export interface RequestContext {
-  readonly trace: Trace
-  readonly metadata: Readonly<Record<string, unknown>>
-  readonly runtime: RuntimeConfig
-  readonly key: CompiledKey
-  readonly workspaceId: string | null
-  readonly signal: AbortSignal
-  readonly startedAtMs: number
+/**
+ * Who is calling. A workspace API key today; a JWT or a sidecar's bound pod identity produce the
+ * same shape, so nothing after authentication cares which it was.
+ */
+export interface Principal {
+  readonly kind: 'api_key' | 'jwt' | 'sidecar'
+  /** The key id, the token's subject, or the pod identity. */
+  readonly id: string
+  readonly workspaceId: string
+  readonly userId: string | null
+  readonly scopes: readonly string[]
+  /** The config a request runs under when it names none (the key's, else the workspace's, else the deployment's). */
+  readonly defaultConfig: CompiledConfig | null
+  /** The API key, when one authenticated the request. */
+  readonly key: CompiledKey | null
+  /** Identity details that belong on the usage record (a pod's namespace, service account, name). */
+  readonly attributes: Readonly<Record<string, string>>
 }
 
-export function header(headers: RequestHeaders, name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
+export interface RequestContext {
+  readonly trace: Trace
+  readonly runtime: RuntimeConfig
+  readonly signal: AbortSignal
+  readonly startedAtMs: number
+  /** Set by the authenticate stage; reading it earlier is a programming error. */
+  readonly principal: Principal
+  readonly workspaceId: string
+  /** The `x-gateway-metadata` object (read right after authentication). */
+  readonly metadata: Readonly<Record<string, unknown>>
+}
+
+/** The context of one exchange; `authenticated` is called once, by the authenticate stage. */
+export class ExchangeContext implements RequestContext {
+  readonly trace: Trace
+  readonly runtime: RuntimeConfig
+  readonly signal: AbortSignal
+  readonly startedAtMs: number
+  #principal: Principal | null = null
+  #metadata: Readonly<Record<string, unknown>> = {}
+
+  constructor(trace: Trace, runtime: RuntimeConfig, signal: AbortSignal, startedAtMs: number) {
+    this.trace = trace
+    this.runtime = runtime
+    this.signal = signal
+    this.startedAtMs = startedAtMs
+  }
+
+  get principal(): Principal {
+    if (this.#principal === null) throw new GatewayError('internal_error', 'The request was used before it was authenticated')
+    return this.#principal
+  }
+
+  get workspaceId(): string {
+    return this.principal.workspaceId
+  }
+
+  get metadata(): Readonly<Record<string, unknown>> {
+    return this.#metadata
+  }
+
+  get isAuthenticated(): boolean {
+    return this.#principal !== null
+  }
+
+  authenticated(principal: Principal, metadata: Readonly<Record<string, unknown>>): void {
+    this.#principal = principal
+    this.#metadata = metadata
+  }
 }
 
 const MAX_ID_LENGTH = 256

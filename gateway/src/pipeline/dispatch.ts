@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto'
 import type { JsonOperation, ResponseContext, StreamingOperation, StreamResult, UpstreamEvent, Warning } from '../providers/adapter.ts'
 import { MalformedResponseError, ProviderStreamError } from '../providers/adapter.ts'
 import type { Usage } from '../providers/canonical.ts'
-import { GatewayError } from '../errors.ts'
-import { decodeFrameBatches } from '../upstream/framing/index.ts'
+import { GatewayError } from '../core/errors.ts'
+import { decodeFrameBatches, decodeUnparsedSseBatches } from '../upstream/framing/index.ts'
 import { sendUpstream, sendUpstreamBuffered, transportError, type UpstreamResponse } from '../upstream/transport.ts'
-import { errorFromProvider } from './provider-errors.ts'
-import { rememberRawJson } from './raw-json.ts'
-import type { RouteTarget } from './resolve-route.ts'
+import { errorFromProvider } from '../upstream/provider-errors.ts'
+import { RawJson, rememberRawJson } from './raw-json.ts'
+import type { RouteTarget } from '../routing/target.ts'
 
 export interface JsonOutcome<Response> {
   kind: 'json'
@@ -103,20 +103,54 @@ export async function attemptJson<Request extends { model: string }, Response>(
   }
 }
 
-export async function attemptStream<Request extends { model: string }, Response, Chunk>(
+export function attemptStream<Request extends { model: string }, Response, Chunk>(
   operation: StreamingOperation<Request, Response, Chunk>,
   target: RouteTarget,
   request: Request,
   options: AttemptOptions,
 ): Promise<StreamOutcome<Chunk>> {
+  return openStream(operation, target, request, options, false) as Promise<StreamOutcome<Chunk>>
+}
+
+/**
+ * A stream attempt whose chunks nobody reads: where the adapter can account for events from their
+ * text (OpenAI-shaped streams), events are relayed as the provider's JSON (`RawJson`), parsed only
+ * when they carry a finish reason, usage or an error. Otherwise the same as `attemptStream`.
+ */
+export function attemptRelayedStream<Request extends { model: string }, Response, Chunk>(
+  operation: StreamingOperation<Request, Response, Chunk>,
+  target: RouteTarget,
+  request: Request,
+  options: AttemptOptions,
+): Promise<StreamOutcome<Chunk | RawJson>> {
+  return openStream(operation, target, request, options, true)
+}
+
+function parsedEvent(event: UpstreamEvent): UpstreamEvent {
+  try {
+    return { ...event, data: JSON.parse(event.raw!) }
+  } catch {
+    throw new MalformedResponseError(`stream event is not JSON: ${event.raw!.slice(0, 120)}`)
+  }
+}
+
+async function openStream<Request extends { model: string }, Response, Chunk>(
+  operation: StreamingOperation<Request, Response, Chunk>,
+  target: RouteTarget,
+  request: Request,
+  options: AttemptOptions,
+  relay: boolean,
+): Promise<StreamOutcome<Chunk | RawJson>> {
   const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
   const response = await sendUpstream(target.provider.endpoint, upstream, options)
   if (response.status >= 400) return failFromStatus(target, response)
 
   const transform = operation.stream
   const state = transform.start(responseContext(target.upstreamModel))
+  const observeRaw = relay && operation.framing === 'sse' ? transform.observeRaw : undefined
   // Leaving the loop at [DONE] must not destroy the body (see the dump in `finally` below).
-  const batches = decodeFrameBatches(operation.framing, response.body.iterator({ destroyOnReturn: false }))[Symbol.asyncIterator]()
+  const body = response.body.iterator({ destroyOnReturn: false })
+  const batches = (observeRaw ? decodeUnparsedSseBatches(body) : decodeFrameBatches(operation.framing, body))[Symbol.asyncIterator]()
   let result: StreamResult<Chunk> | null = null
 
   const translateErrors = (error: unknown): unknown => {
@@ -126,9 +160,17 @@ export async function attemptStream<Request extends { model: string }, Response,
     return transportError(error, options.signal)
   }
 
-  const translate = (events: UpstreamEvent[]): Chunk[] => {
-    const out: Chunk[] = []
-    for (const event of events) {
+  const translate = (events: UpstreamEvent[]): Array<Chunk | RawJson> => {
+    const out: Array<Chunk | RawJson> = []
+    for (const received of events) {
+      let event = received
+      if (observeRaw) {
+        if (observeRaw(state, event.raw!)) {
+          out.push(new RawJson(event.raw!))
+          continue
+        }
+        event = parsedEvent(event)
+      }
       for (const chunk of transform.step(state, event)) {
         if (event.raw !== undefined && (chunk as unknown) === event.data) rememberRawJson(chunk, event.raw)
         out.push(chunk)
@@ -138,7 +180,7 @@ export async function attemptStream<Request extends { model: string }, Response,
   }
 
   // Pull until the first chunk exists (some events, like Anthropic's ping, produce none).
-  let head: Chunk[] = []
+  let head: Array<Chunk | RawJson> = []
   let ended = false
   try {
     while (head.length === 0) {
@@ -154,7 +196,7 @@ export async function attemptStream<Request extends { model: string }, Response,
     throw translateErrors(error)
   }
 
-  async function* chunks(): AsyncGenerator<Chunk[]> {
+  async function* chunks(): AsyncGenerator<Array<Chunk | RawJson>> {
     try {
       if (head.length > 0) yield head
       if (!ended) {

@@ -7,10 +7,10 @@
 import { Readable } from 'node:stream'
 import type { HttpMethod } from '../providers/adapter.ts'
 import { sendUpstream, type UpstreamResponse } from '../upstream/transport.ts'
-import { header, type RequestHeaders } from './context.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
 import { readErrorBody } from './dispatch.ts'
-import { errorFromProvider } from './provider-errors.ts'
-import type { RouteTarget } from './resolve-route.ts'
+import { errorFromProvider } from '../upstream/provider-errors.ts'
+import type { RouteTarget } from '../routing/target.ts'
 
 export interface PassthroughCall {
   method: HttpMethod

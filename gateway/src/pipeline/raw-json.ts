@@ -10,6 +10,23 @@ export function rememberRawJson(value: unknown, text: string): void {
   if (typeof value === 'object' && value !== null) rawText.set(value, text)
 }
 
+/**
+ * A stream chunk relayed as the provider's JSON text, never parsed: what an OpenAI-shaped stream
+ * carries when no stage reads chunk content. `chunkValue` parses it for whoever does need it.
+ */
+export class RawJson {
+  readonly text: string
+  constructor(text: string) {
+    this.text = text
+  }
+}
+
 export function toJsonText(value: unknown): string {
+  if (value instanceof RawJson) return value.text
   return (typeof value === 'object' && value !== null ? rawText.get(value) : undefined) ?? JSON.stringify(value)
+}
+
+/** A chunk's value, parsing a relayed one. */
+export function chunkValue(chunk: unknown): unknown {
+  return chunk instanceof RawJson ? JSON.parse(chunk.text) : chunk
 }

@@ -17,10 +17,11 @@
  * goes into `onEnd`, which runs exactly once however the stream ends: finished, failed, or the
  * client went away.
  */
-import type { Usage } from '../providers/canonical.ts'
-import type { FinishReason } from '../providers/canonical.ts'
-import type { CompiledProvider } from '../runtime/compile.ts'
-import type { RequestContext, RequestHeaders } from './context.ts'
+import type { RequestHeaders } from '../core/headers.ts'
+import type { FinishReason, Usage } from '../providers/canonical.ts'
+import type { PlanNode, ProviderRef } from '../routing/plan.ts'
+import type { CompiledProvider, RouteTarget } from '../routing/target.ts'
+import type { RequestContext } from './context.ts'
 
 /** The spec's `endpoint_type` values (policy conditions, usage records, analytics). */
 export type EndpointType =
@@ -57,6 +58,10 @@ export interface Operation {
 }
 
 /** Where an exchange goes: one target named by headers or the model, or a config's plan. */
+export type RouteDecision =
+  | { readonly kind: 'direct'; readonly target: RouteTarget }
+  | { readonly kind: 'config'; readonly plan: PlanNode<ProviderRef>; readonly configId: string | null }
+
 export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'SEMANTIC MISS' | 'REFRESH' | 'DISABLED'
 
 /** The verdict of one guardrail run, kept on the usage record and returned to the caller. */
@@ -177,8 +182,19 @@ export interface Exchange {
   readonly operation: Operation
   readonly context: RequestContext
   readonly headers: RequestHeaders
-  /** The parsed JSON body; null for GET routes and streamed (multipart) uploads. Stages may replace it. */
+  /** Path and query as the client sent them, and the route's path parameters. */
+  readonly url: string
+  readonly params: Readonly<Record<string, string | undefined>>
+  /** The body as it was parsed, whatever its shape (routes check it). */
+  readonly rawBody: unknown
+  /** The JSON object body; null for GET routes, non-object bodies and uploads. Stages may replace it. */
   body: Record<string, unknown> | null
+  /** A streamed (multipart) upload, relayed untouched; null otherwise. */
+  readonly upload: AsyncIterable<Uint8Array> | null
+  /** No stage of this route reads stream chunks: streams may be relayed unparsed (see `Stage.readsStreamChunks`). */
+  readonly relayStreams: boolean
+  /** Set by the resolve-route stage. */
+  route: RouteDecision | null
   readonly facts: ExchangeFacts
   /** Headers every answer carries (success and error): stages add theirs (rate limits, cache status). */
   readonly responseHeaders: Record<string, string>
@@ -188,6 +204,12 @@ export type Next = () => Promise<Answer>
 
 export interface Stage {
   readonly name: string
+  /**
+   * The stage reads the content of stream chunks (guardrails, caches). Without any such stage in a
+   * route's pipeline, OpenAI-shaped streams are relayed as the provider's own JSON text (chunks are
+   * `RawJson`; `chunkValue()` parses one), parsing only the events accounting needs.
+   */
+  readonly readsStreamChunks?: boolean
   run(exchange: Exchange, next: Next): Promise<Answer>
 }
 
@@ -199,16 +221,37 @@ export interface StageFactory {
 
 export type Terminal = (exchange: Exchange) => Promise<Answer>
 
+export interface Pipeline {
+  readonly run: Terminal
+  /** Whether streams may be relayed unparsed: no stage reads chunks. */
+  readonly relayStreams: boolean
+}
+
 /** Builds one route's pipeline: the stages that apply to it, around its terminal (dispatch). */
-export function composePipeline(operation: Operation, factories: readonly StageFactory[], terminal: Terminal): Terminal {
+export function composePipeline(operation: Operation, factories: readonly StageFactory[], terminal: Terminal): Pipeline {
   const stages = factories.map((factory) => factory.forOperation(operation)).filter((stage): stage is Stage => stage !== null)
-  let run: Terminal = terminal
+  return { run: compose(stages, terminal), relayStreams: !stages.some((stage) => stage.readsStreamChunks === true) }
+}
+
+function compose(stages: readonly Stage[], terminal: Terminal): Terminal {
+  let run: Terminal = settled(terminal)
   for (let index = stages.length - 1; index >= 0; index--) {
     const stage = stages[index]!
     const inner = run
-    run = (exchange) => stage.run(exchange, () => inner(exchange))
+    run = settled((exchange) => stage.run(exchange, () => inner(exchange)))
   }
   return run
+}
+
+/** A step that throws synchronously still answers with a rejected promise, so every caller can await or `.then` it alike. */
+function settled(step: Terminal): Terminal {
+  return (exchange) => {
+    try {
+      return step(exchange)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
 }
 
 /** The names of the stages a route's pipeline is built from, in order (for tests and `describe`). */

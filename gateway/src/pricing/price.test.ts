@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { SnapshotPrice } from '../snapshot/policies.ts'
+import type { PriceOverride } from './price.ts'
 import { costOf, priceFor, tablePrice } from './price.ts'
 import { PRICING_TABLE_VERSION } from './table.ts'
 
-const override = (fields: Partial<SnapshotPrice> & Pick<SnapshotPrice, 'provider' | 'model'>): SnapshotPrice => ({
+const override = (fields: Partial<PriceOverride> & Pick<PriceOverride, 'provider' | 'model'>): PriceOverride => ({
   workspaceId: null, input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null,
   perImage: null, perAudioSecond: null, version: 'v1', ...fields,
 })

@@ -6,7 +6,6 @@
  * map reads, because the account stage and the budget reservation call them on every request.
  */
 import type { Usage } from '../providers/canonical.ts'
-import type { SnapshotPrice } from '../snapshot/policies.ts'
 import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type PriceRow } from './table.ts'
 
 /** USD per unit: per token for text, per image, per second of audio, per search unit, per page. */
@@ -26,6 +25,24 @@ export interface Price {
   /** The table version, or the override's version. */
   readonly version: string
   readonly source: 'table' | 'override'
+}
+
+/**
+ * A price override as the snapshot carries it (`snapshot.prices`, USD per unit; null fields keep
+ * the table's value). Declared here, not imported, because pricing sits below the snapshot.
+ */
+export interface PriceOverride {
+  readonly provider: string
+  readonly model: string
+  readonly workspaceId: string | null
+  readonly input: number | null
+  readonly output: number | null
+  readonly cachedInput: number | null
+  readonly cacheWrite: number | null
+  readonly reasoning: number | null
+  readonly perImage: number | null
+  readonly perAudioSecond: number | null
+  readonly version: string
 }
 
 /** What a usage record may add to tokens: generated images, seconds of audio. */
@@ -119,17 +136,17 @@ export function tablePrice(providerKind: string, model: string): Price | null {
   return found
 }
 
-type OverrideIndex = ReadonlyMap<string, SnapshotPrice>
-const overrideIndexes = new WeakMap<readonly SnapshotPrice[], OverrideIndex>()
+type OverrideIndex = ReadonlyMap<string, PriceOverride>
+const overrideIndexes = new WeakMap<readonly PriceOverride[], OverrideIndex>()
 
 function overrideKey(provider: string, model: string, workspaceId: string | null): string {
   return `${provider}\u0000${workspaceId ?? ''}\u0000${model.toLowerCase()}`
 }
 
-function indexOf(overrides: readonly SnapshotPrice[]): OverrideIndex {
+function indexOf(overrides: readonly PriceOverride[]): OverrideIndex {
   let index = overrideIndexes.get(overrides)
   if (!index) {
-    const built = new Map<string, SnapshotPrice>()
+    const built = new Map<string, PriceOverride>()
     for (const entry of overrides) built.set(overrideKey(entry.provider, entry.model, entry.workspaceId), entry)
     overrideIndexes.set(overrides, built)
     index = built
@@ -137,7 +154,7 @@ function indexOf(overrides: readonly SnapshotPrice[]): OverrideIndex {
   return index
 }
 
-function applyOverride(base: Price | null, override: SnapshotPrice): Price {
+function applyOverride(base: Price | null, override: PriceOverride): Price {
   const from = base ?? ZERO
   return {
     input: override.input ?? from.input,
@@ -164,7 +181,7 @@ export function priceFor(
   providerId: string | null,
   model: string,
   workspaceId: string | null,
-  overrides: readonly SnapshotPrice[],
+  overrides: readonly PriceOverride[],
 ): Price | null {
   const table = tablePrice(providerKind, model)
   if (overrides.length === 0) return table

@@ -62,6 +62,13 @@ export interface UpstreamEvent {
   raw?: string
 }
 
+/**
+ * How the AWS event-stream framing names an in-band failure: `exception:<type>` for an exception
+ * message, `error:<code>` for an error message. Adapters (Bedrock) read these names.
+ */
+export const awsExceptionPrefix = 'exception:'
+export const awsErrorPrefix = 'error:'
+
 export interface StreamResult<Chunk> {
   chunks: Chunk[]
   usage: Usage
@@ -75,6 +82,13 @@ export interface StreamTransform<State, Chunk> {
   step(state: State, event: UpstreamEvent): Chunk[]
   /** The stream ended: any trailing chunks, and the usage and finish reason accounting needs. */
   finish(state: State): StreamResult<Chunk>
+  /**
+   * For transforms whose chunks are the provider's own events unchanged (OpenAI-shaped streams):
+   * accounts for one event from its JSON text, parsing it only when it carries what accounting
+   * needs (a finish reason, usage). Returns false when the event must go through `step` instead
+   * (an in-band error). Lets the gateway relay such streams as the provider's bytes.
+   */
+  observeRaw?(state: State, raw: string): boolean
 }
 
 export type Framing = 'sse' | 'aws-eventstream'

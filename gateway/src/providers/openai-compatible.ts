@@ -24,6 +24,6 @@ export const openAICompatibleRows = {
   cerebras: { defaultBaseUrl: 'https://api.cerebras.ai/v1', supports: { completions: false, embeddings: false } },
 } satisfies Record<string, Row>
 
-export const openAICompatibleAdapters: Record<string, ProviderAdapter> = Object.fromEntries(
+export const openAICompatibleAdapters = Object.fromEntries(
   Object.entries(openAICompatibleRows).map(([kind, row]) => [kind, openAIShapedAdapter({ kind, ...(row as Row) })]),
-)
+) as Record<keyof typeof openAICompatibleRows, ProviderAdapter>

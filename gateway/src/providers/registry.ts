@@ -12,8 +12,9 @@ import { mistralAI } from './mistral-ai/index.ts'
 import { openai } from './openai/index.ts'
 import { openAICompatibleAdapters } from './openai-compatible.ts'
 import { vertexAI } from './vertex-ai/index.ts'
+import type { ProviderKind } from './kinds.ts'
 
-const families: Record<string, ProviderAdapter> = {
+const families = {
   openai,
   anthropic,
   bedrock,
@@ -22,9 +23,15 @@ const families: Record<string, ProviderAdapter> = {
   cohere,
   'azure-openai': azureOpenAI,
   'mistral-ai': mistralAI,
+} satisfies Partial<Record<ProviderKind, ProviderAdapter>>
+
+/** Exactly the shared kinds: a kind missing here, or an adapter under a kind the list lacks, does not compile. */
+const byKind: Record<ProviderKind, ProviderAdapter> & Record<Exclude<keyof typeof families | keyof typeof openAICompatibleAdapters, ProviderKind>, never> = {
+  ...openAICompatibleAdapters,
+  ...families,
 }
 
-const adapters: ReadonlyMap<string, ProviderAdapter> = new Map(Object.entries({ ...openAICompatibleAdapters, ...families }))
+const adapters: ReadonlyMap<string, ProviderAdapter> = new Map(Object.entries(byKind))
 
 export function adapterFor(kind: string): ProviderAdapter | undefined {
   return adapters.get(kind)

@@ -5,10 +5,9 @@
  * call, so a config naming a missing provider or a host its admin did not allow is a clear 4xx
  * naming the field, not a failure half-way through a fallback.
  */
-import { GatewayError } from '../errors.ts'
-import { header, type RequestHeaders } from '../pipeline/context.ts'
-import { checkModelAllowed, parseModelReference, type RouteTarget } from '../pipeline/resolve-route.ts'
-import { findProvider, type CompiledProvider, type RuntimeConfig } from '../runtime/compile.ts'
+import { GatewayError } from '../core/errors.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
+import { checkModelAllowed, parseModelReference, type CompiledProvider, type ProviderLookup, type RouteTarget } from './target.ts'
 import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
 import type { ExecutableTarget } from './execute.ts'
 import { mapTargets, type PlanLeaf, type PlanNode, type ProviderRef } from './plan.ts'
@@ -27,7 +26,7 @@ export interface BoundTarget extends ExecutableTarget {
 }
 
 export interface BindRequest {
-  runtime: RuntimeConfig
+  providers: ProviderLookup
   workspaceId: string | null
   /** The model the client asked for; `@slug/` is dropped since the config picks the provider. */
   model: string | undefined
@@ -65,7 +64,7 @@ function forwardedHeaders(provider: CompiledProvider, names: readonly string[], 
 
 function bindLeaf(leaf: PlanLeaf<ProviderRef>, request: BindRequest): BoundTarget {
   const { name, field } = leaf.target
-  const found = findProvider(request.runtime, request.workspaceId, name)
+  const found = request.providers.findProvider(request.workspaceId, name)
   if (!found) {
     throw new GatewayError('provider_not_found', `No provider '@${name}' is available to this workspace (${leaf.path}.${field})`, { param: `${leaf.path}.${field}` })
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileQuery, type ConditionInput } from './conditions.ts'
-import type { ConditionQuery } from './config-schema.ts'
+import type { ConditionQuery } from '../snapshot/config-schema.ts'
 
 const input: ConditionInput = {
   metadata: { team: 'search', tier: 3, region: 'eu-west-1', nested: { plan: 'pro' } },

@@ -3,7 +3,7 @@
  * parameters (`{ "metadata.team": { "$eq": "search" } }`). Queries are compiled once into
  * predicates (regexes built once), then evaluated per request with no allocation.
  */
-import type { ConditionQuery } from './config-schema.ts'
+import type { ConditionQuery } from '../snapshot/config-schema.ts'
 
 export interface ConditionInput {
   /** The `x-gateway-metadata` object. */

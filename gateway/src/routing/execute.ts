@@ -6,8 +6,8 @@
  * once the first upstream event arrived, so every failure seen here happened before the client got
  * a byte and may still be retried or sent elsewhere.
  */
-import { GatewayError } from '../errors.ts'
-import { ProviderHttpError } from '../pipeline/provider-errors.ts'
+import { GatewayError } from '../core/errors.ts'
+import { ProviderHttpError } from '../upstream/provider-errors.ts'
 import type { ConditionInput } from './conditions.ts'
 import type { PlanGroup, PlanLeaf, PlanNode } from './plan.ts'
 import { cancelledError, runWithRetries, type Clock, type FailureInfo } from './retry.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { validateConfig, type ConfigNode } from './config-schema.ts'
+import { validateConfig, type ConfigNode } from '../snapshot/config-schema.ts'
 import { leavesOf, mapTargets, planConfig, type PlanGroup, type PlanNode, type ProviderRef } from './plan.ts'
 import { noRetries } from './retry.ts'
 

@@ -10,7 +10,7 @@
  * set, else the parent's.
  */
 import { compileQuery, type Predicate } from './conditions.ts'
-import { configPath, type ConfigNode } from './config-schema.ts'
+import { configPath, type ConfigNode } from '../snapshot/config-schema.ts'
 import { defaultBreakerSettings, type BreakerSettings } from './circuit-breaker.ts'
 import { DEFAULT_RETRY_STATUS_CODES, noRetries, type RetryPolicy } from './retry.ts'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 import { backoffDelayMs, noRetries, retryDelayMs, runWithRetries, type FailureInfo, type RetryPolicy } from './retry.ts'
 import { ManualClock, seededRandom } from './testing.ts'
 

@@ -5,7 +5,7 @@
  * away during a wait stops the retries at once.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 
 export interface Clock {
   /** Monotonic milliseconds. */

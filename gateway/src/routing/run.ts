@@ -5,10 +5,11 @@
  * route supplies only how to attempt one target with one body.
  */
 import type { JsonOperation, TargetContext, Translated } from '../providers/adapter.ts'
-import type { RequestContext, RequestHeaders } from '../pipeline/context.ts'
+import type { RequestHeaders } from '../core/headers.ts'
 import { bindPlan, type BoundTarget } from './bind.ts'
+import type { ProviderLookup } from './target.ts'
 import type { TargetHealthRegistry } from './target-health.ts'
-import { PlanExecutor } from './execute.ts'
+import { PlanExecutor, type ExecutionTrace } from './execute.ts'
 import type { PlanNode, ProviderRef } from './plan.ts'
 import { systemClock } from './retry.ts'
 import { withRequestTimeout } from './timeout.ts'
@@ -18,12 +19,22 @@ export type Params = Readonly<Record<string, unknown>> & { readonly model?: unkn
 /** Attempts one target with the body it gets (the request's, with its overrides applied). */
 export type TargetAttempt<Body extends Params, Result> = (target: BoundTarget, body: Body, signal: AbortSignal) => Promise<Result>
 
+/** What routing needs to know of the request it runs for. */
+export interface RouteRequest {
+  readonly providers: ProviderLookup
+  readonly workspaceId: string | null
+  readonly metadata: Readonly<Record<string, unknown>>
+  /** The client's connection: aborting it stops every wait and attempt. */
+  readonly signal: AbortSignal
+}
+
 export class ConfiguredRoute<Body extends Params, Result> {
   readonly #executor: PlanExecutor<BoundTarget, Result>
-  readonly #context: RequestContext
+  readonly #request: RouteRequest
 
-  constructor(health: TargetHealthRegistry, context: RequestContext, body: Body, attempt: TargetAttempt<Body, Result>) {
-    this.#context = context
+  constructor(health: TargetHealthRegistry, request: RouteRequest, body: Body, attempt: TargetAttempt<Body, Result>) {
+    this.#request = request
+    const context = request
     this.#executor = new PlanExecutor<BoundTarget, Result>(
       (leaf, signal) => {
         const { overrideParams, requestTimeoutMs } = leaf.settings
@@ -43,17 +54,20 @@ export class ConfiguredRoute<Body extends Params, Result> {
 
   /** Binds the plan (a 4xx naming the field when it cannot be) and runs it. */
   run(plan: PlanNode<ProviderRef>, headers: RequestHeaders, model: string | undefined): Promise<Result> {
-    const bound = bindPlan(plan, { runtime: this.#context.runtime, workspaceId: this.#context.workspaceId, model, headers })
+    const bound = bindPlan(plan, { providers: this.#request.providers, workspaceId: this.#request.workspaceId, model, headers })
     return this.#executor.run(bound)
   }
 
-  /** The target that answered (or failed last), its retries, and the trace id; for success and error answers alike. */
+  /** The target attempted last (the one that answered, on success), its retries, and the attempts made. */
+  get trace(): Readonly<ExecutionTrace<BoundTarget>> {
+    return this.#executor.trace
+  }
+
+  /** The target that answered (or failed last) and its retries; for success and error answers alike. */
   headers(): Record<string, string> {
     const { leaf, retries } = this.#executor.trace
-    const traceId = this.#context.trace.traceId
-    if (leaf === null) return { 'x-gateway-trace-id': traceId }
+    if (leaf === null) return {}
     return {
-      'x-gateway-trace-id': traceId,
       'x-gateway-provider': leaf.target.route.provider.record.slug,
       'x-gateway-target-path': leaf.path,
       'x-gateway-retry-attempt-count': String(retries),

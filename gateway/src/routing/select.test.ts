@@ -49,7 +49,7 @@ function runtime(change?: (input: GatewaySnapshotInput) => void): RuntimeConfig 
   return result.runtime
 }
 
-const providerOf = (plan: ReturnType<typeof selectConfig>): string => (plan === null ? 'none' : (leavesOf(plan)[0]!.target as { name: string }).name)
+const providerOf = (plan: ReturnType<typeof selectConfig>): string => (plan === null ? 'none' : (leavesOf(plan.plan)[0]!.target as { name: string }).name)
 
 describe('selectConfig', () => {
   const rt = runtime()
@@ -120,7 +120,7 @@ describe('default configs at compile time', () => {
 describe('bindPlan', () => {
   const rt = runtime()
   const plan = (raw: unknown) => selectConfig(rt, 'ws-a', { 'x-gateway-config': JSON.stringify(raw) }, null)!
-  const bind = (raw: unknown, model = 'gpt-4o', headers: Record<string, string> = {}) => bindPlan(plan(raw), { runtime: rt, workspaceId: 'ws-a', model, headers })
+  const bind = (raw: unknown, model = 'gpt-4o', headers: Record<string, string> = {}) => bindPlan(plan(raw).plan, { providers: rt, workspaceId: 'ws-a', model, headers })
 
   it('resolves providers by @slug or virtual_key (slug or id) and the model, without an @slug/ prefix', () => {
     const bound = bind({ strategy: { mode: 'fallback' }, targets: [{ provider: '@openai' }, { virtual_key: 'p-shared' }] }, '@elsewhere/gpt-4o-mini')
@@ -137,7 +137,7 @@ describe('bindPlan', () => {
 
   it('a provider the workspace cannot see is a 404 naming the field', () => {
     const other = selectConfig(rt, 'ws-b', { 'x-gateway-config': '{"strategy":{"mode":"single"},"targets":[{"virtual_key":"openai"}]}' }, null)!
-    expect(() => bindPlan(other, { runtime: rt, workspaceId: 'ws-b', model: 'gpt-4o', headers: {} })).toThrow(
+    expect(() => bindPlan(other.plan, { providers: rt, workspaceId: 'ws-b', model: 'gpt-4o', headers: {} })).toThrow(
       expect.objectContaining({ code: 'provider_not_found', param: 'config.targets[0].virtual_key' }),
     )
   })

@@ -4,7 +4,7 @@
  * unlike the connection pool's coarse header timer, and it stops once the answer has started, so
  * a long stream is never cut by it. A client abort still reaches the upstream call afterwards.
  */
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 
 export function requestTimeoutError(timeoutMs: number): GatewayError {
   return new GatewayError('request_timeout', `The provider did not start answering within the request_timeout of ${timeoutMs} ms`)

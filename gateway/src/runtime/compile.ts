@@ -4,13 +4,14 @@
  * per snapshot so a request does map lookups and nothing else.
  */
 import type { Dispatcher } from 'undici'
-import type { ProviderAdapter } from '../providers/adapter.ts'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
 import type { SnapshotPrice } from '../snapshot/policies.ts'
 import type { GatewaySnapshot, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
-import { secretBag } from '../telemetry/secret.ts'
-import { createPool, defaultTimeouts, type UpstreamEndpoint } from '../upstream/transport.ts'
+import { secretBag } from '../core/secret.ts'
+import { createPool, defaultTimeouts } from '../upstream/transport.ts'
+import type { CompiledProvider, ProviderLookup } from '../routing/target.ts'
+export type { CompiledProvider } from '../routing/target.ts'
 
 export interface CompiledKey {
   readonly record: SnapshotApiKey
@@ -19,13 +20,7 @@ export interface CompiledKey {
   readonly defaultConfig: CompiledConfig | null
 }
 
-export interface CompiledProvider {
-  readonly record: SnapshotProvider
-  readonly adapter: ProviderAdapter
-  readonly endpoint: UpstreamEndpoint
-}
-
-export interface RuntimeConfig {
+export interface RuntimeConfig extends ProviderLookup {
   readonly generation: number
   readonly hash: string
   readonly organizationId: string
@@ -141,6 +136,9 @@ export function compileRuntime(
   return {
     ok: true,
     runtime: {
+      findProvider(workspaceId, slugOrId) {
+        return findProviderIn(providers, workspaceId, slugOrId)
+      },
       generation: snapshot.generation,
       hash,
       organizationId: snapshot.organizationId,
@@ -180,10 +178,8 @@ export function providerVisibleTo(provider: SnapshotProvider, workspaceId: strin
 }
 
 /** Finds a provider by slug (workspace first, then organisation-wide) or id, as the workspace may see it. */
-export function findProvider(runtime: RuntimeConfig, workspaceId: string | null, slugOrId: string): CompiledProvider | undefined {
+function findProviderIn(providers: ReadonlyMap<string, CompiledProvider>, workspaceId: string | null, slugOrId: string): CompiledProvider | undefined {
   const candidate =
-    (workspaceId !== null ? runtime.providers.get(`${workspaceId}/${slugOrId}`) : undefined) ??
-    runtime.providers.get(`*/${slugOrId}`) ??
-    runtime.providers.get(`id:${slugOrId}`)
+    (workspaceId !== null ? providers.get(`${workspaceId}/${slugOrId}`) : undefined) ?? providers.get(`*/${slugOrId}`) ?? providers.get(`id:${slugOrId}`)
   return candidate && providerVisibleTo(candidate.record, workspaceId) ? candidate : undefined
 }

@@ -126,4 +126,4 @@ export {
   validateConfig,
   type ConfigIssue,
   type ConfigValidation,
-} from '../routing/config-schema.ts'
+} from './config-schema.ts'

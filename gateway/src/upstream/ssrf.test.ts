@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 import { createSsrfSafeDispatcher, isBlockedAddress } from './ssrf.ts'
 
 describe('isBlockedAddress', () => {

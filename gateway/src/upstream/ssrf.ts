@@ -8,7 +8,7 @@
  */
 import { BlockList, isIPv4 } from 'node:net'
 import { Agent, buildConnector } from 'undici'
-import { GatewayError } from '../errors.ts'
+import { GatewayError } from '../core/errors.ts'
 import { defaultTimeouts } from './transport.ts'
 
 function blockList(v4: ReadonlyArray<[string, number]>, v6: ReadonlyArray<[string, number]>): BlockList {

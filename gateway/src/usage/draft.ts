@@ -50,7 +50,7 @@ export interface UsageDraft {
   /** The request's metadata as sent (stringified when serialised); null under log level `off`. */
   metadata: Readonly<Record<string, unknown>> | null
   logLevel: LogLevel
-  /** Body references, kept only under log level `full`. */
+  /** Body references, kept only under log level `full`; a function is called when the record is serialised. */
   requestBody: unknown
   responseBody: unknown
   annotations: Readonly<Record<string, unknown>> | null
@@ -120,7 +120,7 @@ export function toUsageRecord(draft: UsageDraft): UsageRecord {
     metadata: draft.logLevel === 'off' ? {} : metadataStrings(draft.metadata),
     logLevel: draft.logLevel,
     requestBody: full ? loggableBody(draft.requestBody) : null,
-    responseBody: full ? loggableBody(draft.responseBody) : null,
+    responseBody: full ? loggableBody(typeof draft.responseBody === 'function' ? (draft.responseBody as () => unknown)() : draft.responseBody) : null,
     bodiesDropped: false,
     annotations: draft.annotations === null ? {} : { ...draft.annotations },
   }

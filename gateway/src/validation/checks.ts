@@ -4,7 +4,7 @@
  * fields, and this runs on every request: the checks only read, they never copy or reshape the body
  * (unknown fields pass through untouched).
  */
-import { invalidParameter, GatewayError } from '../errors.ts'
+import { invalidParameter, GatewayError } from '../core/errors.ts'
 
 export type Body = Record<string, unknown>
 

@@ -3,7 +3,7 @@
  * table say, plus the design's decisions on its open points (best_of, max_tokens on reasoning
  * models). A violated bound is a 400 naming the `param`; no upstream call is made.
  */
-import { invalidParameter } from '../errors.ts'
+import { invalidParameter } from '../core/errors.ts'
 import {
   type Body,
   checkNumber,

@@ -12,7 +12,7 @@
 import { forbidden } from '../errors.ts'
 import type { Principal } from '../identity/principal.ts'
 import { effectiveSettings } from '../identity/settings.ts'
-import type { AdminContext } from '../admin/context.ts'
+import type { Store } from '../store/index.ts'
 
 export interface SecurityFlags {
   membersViewAllData: boolean
@@ -48,7 +48,7 @@ export interface WorkspaceReach {
  * null = the whole organisation. `workspaceIds` narrows to the named ones.
  */
 export async function readableScope(
-  ctx: AdminContext,
+  store: Store,
   principal: Principal,
   kind: 'logs' | 'analytics',
   scopes: string | readonly string[],
@@ -62,7 +62,7 @@ export async function readableScope(
     return null
   }
   const candidates = workspaceIds ?? principal.visibleWorkspaceIds() ?? []
-  const organization = await ctx.store.organizations.first()
+  const organization = await store.organizations.first()
   const reach: WorkspaceReach[] = []
   for (const workspaceId of candidates) {
     const authority = principal.authority(workspaceId)
@@ -71,7 +71,7 @@ export async function readableScope(
       reach.push({ workspaceId, onlyUserId: null })
       continue
     }
-    const workspace = await ctx.store.workspaces.get(principal.organizationId, workspaceId)
+    const workspace = await store.workspaces.get(principal.organizationId, workspaceId)
     const flags = securityFlags(organization?.settings, workspace?.settings)
     const manager = authority === 'manager'
     if (kind === 'analytics') {

@@ -6,7 +6,7 @@
  */
 import type { SqlExecutor } from '../store/sql.ts'
 import { columnOf, type Conditions, type Source } from './filters.ts'
-import { emptyHistogram, quantile } from './histogram.ts'
+import { emptyHistogram, quantile } from '../store/histogram.ts'
 
 /** The spec's `columns` of grouped analytics. */
 export const GROUP_COLUMNS = ['cost', 'total_tokens', 'avg_tokens', 'avg_input_tokens', 'avg_output_tokens', 'avg_latency', 'p95_latency', 'p99_latency',

@@ -14,7 +14,7 @@ import { ensureBootstrapAdminKey } from '../identity/bootstrap.ts'
 import type { Store } from '../store/index.ts'
 import { testBackends } from '../store/testing.ts'
 import { GROUP_COLUMNS } from './aggregate.ts'
-import { PERCENTILE_RELATIVE_ERROR } from './histogram.ts'
+import { PERCENTILE_RELATIVE_ERROR } from '../store/histogram.ts'
 import { generateUsageRecords } from './testing.ts'
 
 /**

@@ -4,7 +4,7 @@
  * bytes, untouched, in a plugin scope with its own content-type parser.
  */
 import type { FastifyInstance } from 'fastify'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 
 export interface ForwardedRequest {
   method: string

@@ -6,9 +6,10 @@
  * and the Anthropic SDK's `x-api-key` header may carry the Gatehouse key.
  */
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { GatewayError, invalidParameter } from '../../errors.ts'
-import type { StreamingOperation, UpstreamEvent, Warning } from '../../providers/adapter.ts'
+import type { FastifyInstance } from 'fastify'
+import { GatewayError, invalidParameter } from '../../core/errors.ts'
+import { header } from '../../core/headers.ts'
+import type { StreamingOperation, UpstreamEvent } from '../../providers/adapter.ts'
 import type { ChatChunk, ChatRequest, Usage } from '../../providers/canonical.ts'
 import {
   anthropicErrorEnvelope,
@@ -19,14 +20,14 @@ import {
   type AnthropicErrorEnvelope,
   type AnthropicSseEvent,
 } from '../../providers/anthropic/inbound.ts'
-import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
-import type { RequestContext } from '../../pipeline/context.ts'
-import { header } from '../../pipeline/context.ts'
+import type { PipelineDeps } from '../../pipeline/build.ts'
 import { attemptJson, attemptStream } from '../../pipeline/dispatch.ts'
-import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
+import type { RouteSpec } from '../../pipeline/route-spec.ts'
+import type { Answer, Exchange } from '../../pipeline/stage.ts'
+import type { RouteTarget } from '../../routing/target.ts'
 import { renderError } from '../error-handler.ts'
-import { pipeSse, startSse, type PipeSseOptions } from '../sse-writer.ts'
-import { responseHeaders } from './inference.ts'
+import { pipelineHandler, type AnswerFormat } from '../pipeline-route.ts'
+import { addWarnings } from './inference.ts'
 
 export const MESSAGES_PATH = '/v1/messages'
 
@@ -38,11 +39,13 @@ function anthropicErrorBody(error: GatewayError): AnthropicErrorEnvelope {
 }
 
 /** Anthropic events written as they are: the event name, and the event object as data; no `[DONE]`. */
-const anthropicSse: PipeSseOptions = {
-  done: false,
-  eventName: (chunk) => (chunk as AnthropicSseEvent).event,
-  data: (chunk) => (chunk as AnthropicSseEvent).data,
-  errorData: anthropicErrorBody,
+const ANTHROPIC_FORMAT: AnswerFormat = {
+  sse: {
+    done: false,
+    eventName: (chunk) => (chunk as AnthropicSseEvent).event,
+    data: (chunk) => (chunk as AnthropicSseEvent).data,
+    errorData: anthropicErrorBody,
+  },
 }
 
 function requireBody(body: unknown): Record<string, unknown> {
@@ -50,22 +53,15 @@ function requireBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>
 }
 
-async function streamEvents(reply: FastifyReply, headers: Record<string, string>, events: AsyncIterable<ReadonlyArray<AnthropicSseEvent | UpstreamEvent>>): Promise<void> {
-  reply.hijack()
-  startSse(reply.raw, 200, headers)
-  await pipeSse(reply.raw, events, anthropicSse)
-}
-
 /** The body goes to a provider that speaks Messages, with the caller's `anthropic-beta` features. */
 async function sendNative(
   operation: StreamingOperation<MessagesBody, Record<string, unknown>, UpstreamEvent>,
   target: RouteTarget,
   body: MessagesBody,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  context: RequestContext,
-): Promise<void> {
-  const beta = header(request.headers, 'anthropic-beta')
+  exchange: Exchange,
+  signal: AbortSignal,
+): Promise<Answer> {
+  const beta = header(exchange.headers, 'anthropic-beta')
   const withBeta: typeof operation =
     beta === undefined
       ? operation
@@ -78,12 +74,13 @@ async function sendNative(
           },
         }
   if (body.stream === true) {
-    const outcome = await attemptStream(withBeta, target, body, { signal: context.signal })
-    await streamEvents(reply, responseHeaders(target, outcome.warnings, context.trace.traceId), outcome.chunks)
-    return
+    const outcome = await attemptStream(withBeta, target, body, { signal })
+    addWarnings(exchange, outcome.warnings)
+    return { kind: 'stream', status: 200, batches: outcome.chunks, result: outcome.result }
   }
-  const outcome = await attemptJson(withBeta, target, body, { signal: context.signal })
-  await reply.headers(responseHeaders(target, outcome.warnings, context.trace.traceId)).send(outcome.response)
+  const outcome = await attemptJson(withBeta, target, body, { signal })
+  addWarnings(exchange, outcome.warnings)
+  return { kind: 'json', status: 200, body: outcome.response, usage: outcome.usage }
 }
 
 async function* translatedEvents(
@@ -98,7 +95,7 @@ async function* translatedEvents(
 }
 
 /** The body becomes a chat request for the target's chat operation, and the answer a Messages answer. */
-async function sendTranslated(target: RouteTarget, body: Record<string, unknown>, reply: FastifyReply, context: RequestContext): Promise<void> {
+async function sendTranslated(target: RouteTarget, body: Record<string, unknown>, exchange: Exchange, signal: AbortSignal): Promise<Answer> {
   const translation = anthropicRequestToChat(body)
   const [problem] = translation.problems
   if (problem !== undefined || translation.request === null) {
@@ -108,28 +105,35 @@ async function sendTranslated(target: RouteTarget, body: Record<string, unknown>
   if (!adapter.chat) throw new GatewayError('unsupported_operation', `Provider '@${record.slug}' (${adapter.kind}) does not serve chat, which /v1/messages needs`)
   const chatRequest: ChatRequest = translation.request
   const requestModel = String(body.model)
-  const warnings = (more: Warning[]): Warning[] => [...translation.warnings, ...more]
 
   if (chatRequest.stream === true) {
-    const outcome = await attemptStream(adapter.chat, target, chatRequest, { signal: context.signal })
-    const events = translatedEvents(outcome.chunks, () => outcome.result()?.usage, requestModel, context.startedAtMs)
-    await streamEvents(reply, responseHeaders(target, warnings(outcome.warnings), context.trace.traceId), events)
-    return
+    const outcome = await attemptStream(adapter.chat, target, chatRequest, { signal })
+    addWarnings(exchange, [...translation.warnings, ...outcome.warnings])
+    const events = translatedEvents(outcome.chunks, () => outcome.result()?.usage, requestModel, exchange.context.startedAtMs)
+    return { kind: 'stream', status: 200, batches: events, result: outcome.result }
   }
-  const outcome = await attemptJson(adapter.chat, target, chatRequest, { signal: context.signal })
-  await reply
-    .headers(responseHeaders(target, warnings(outcome.warnings), context.trace.traceId))
-    .send(chatResponseToAnthropic(outcome.response, { requestModel }, outcome.usage))
+  const outcome = await attemptJson(adapter.chat, target, chatRequest, { signal })
+  addWarnings(exchange, [...translation.warnings, ...outcome.warnings])
+  return { kind: 'json', status: 200, body: chatResponseToAnthropic(outcome.response, { requestModel }, outcome.usage), usage: outcome.usage }
 }
 
-async function handle(deps: PipelineDeps, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const context = beginRequest(deps, request, reply)
-  const body = requireBody(request.body)
-  const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined
-  const target = resolveDirectTarget(context.runtime, context.workspaceId, request.headers, model)
-  const native = nativeMessagesFor(target.provider.adapter, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
-  if (native && model !== undefined) return sendNative(native, target, { ...body, model }, request, reply, context)
-  return sendTranslated(target, body, reply, context)
+function requestedModel(exchange: Exchange): string | undefined {
+  const model = exchange.body?.model
+  return typeof model === 'string' && model !== '' ? model : undefined
+}
+
+export const messagesRoute: RouteSpec = {
+  operation: { name: 'messages', endpointType: 'messages', format: 'anthropic', textual: true, cacheable: true },
+  model: requestedModel,
+  validate: (body, exchange) => void requireBody(body ?? exchange.rawBody),
+  attempt(exchange, target, body, signal) {
+    const route = target.route
+    const model = requestedModel(exchange)
+    const payload = body ?? {}
+    const native = nativeMessagesFor(route.provider.adapter, { upstreamModel: route.upstreamModel, options: route.provider.record.options })
+    if (native && model !== undefined) return sendNative(native, route, { ...payload, model }, exchange, signal)
+    return sendTranslated(route, payload, exchange, signal)
+  },
 }
 
 export function registerMessagesRoute(app: FastifyInstance, deps: PipelineDeps): void {
@@ -143,6 +147,6 @@ export function registerMessagesRoute(app: FastifyInstance, deps: PipelineDeps):
         request.headers['x-gateway-api-key'] = apiKey
       }
     })
-    scope.post(MESSAGES_PATH, (request, reply) => handle(deps, request, reply))
+    scope.post(MESSAGES_PATH, pipelineHandler(messagesRoute, deps, ANTHROPIC_FORMAT))
   })
 }

@@ -1,37 +1,54 @@
 /**
- * GET /v1/models. With a provider named in the headers, the provider's own list (for providers
- * that serve OpenAI's /models); otherwise the models enabled on the providers this workspace may
- * use, written `@slug/model` so each id routes by itself.
+ * GET /v1/models. With a provider named (header, or a config), the provider's own list for
+ * providers that serve OpenAI's /models, else the models enabled on it; with none named, the
+ * models enabled on every provider this workspace may use, written `@slug/model` so each id
+ * routes by itself.
  */
 import type { FastifyInstance } from 'fastify'
-import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
-import { providerFromHeaders, resolveProvider } from '../../pipeline/resolve-route.ts'
+import type { PipelineDeps } from '../../pipeline/build.ts'
+import type { RouteSpec } from '../../pipeline/route-spec.ts'
+import type { Answer, Exchange } from '../../pipeline/stage.ts'
+import type { CompiledProvider } from '../../routing/target.ts'
 import { providerVisibleTo } from '../../runtime/compile.ts'
+import { errorFromProvider } from '../../upstream/provider-errors.ts'
 import { sendUpstream } from '../../upstream/transport.ts'
-import { errorFromProvider } from '../../pipeline/provider-errors.ts'
+import { OPENAI_FORMAT, pipelineHandler } from '../pipeline-route.ts'
+
+interface ModelEntry {
+  id: string
+  object: 'model'
+  created: number
+  owned_by: string
+}
+
+/** The enabled models of the providers the caller may use; only `only`'s when given. */
+function listEnabled(exchange: Exchange, only: CompiledProvider | null): Answer {
+  const { runtime, workspaceId } = exchange.context
+  const seen = new Set<string>()
+  const data: ModelEntry[] = []
+  for (const { record } of runtime.providers.values()) {
+    if (seen.has(record.id) || !providerVisibleTo(record, workspaceId)) continue
+    seen.add(record.id)
+    if (only !== null && record.id !== only.record.id) continue
+    for (const model of record.models) data.push({ id: `@${record.slug}/${model}`, object: 'model', created: 0, owned_by: record.slug })
+  }
+  return { kind: 'json', status: 200, body: { object: 'list', data }, usage: null }
+}
+
+export const modelsRoute: RouteSpec = {
+  operation: { name: 'models', endpointType: 'models', format: 'openai', textual: false, cacheable: false },
+  model: () => undefined,
+  async attempt(exchange, target, _body, signal) {
+    const provider = target.route.provider
+    if (!provider.adapter.passthrough) return listEnabled(exchange, provider)
+    const upstream = await sendUpstream(provider.endpoint, { method: 'GET', path: '/models', headers: {} }, { signal })
+    const body: unknown = await upstream.body.json().catch(() => null)
+    if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug)
+    return { kind: 'json', status: 200, body, usage: null }
+  },
+  answerUnrouted: async (exchange) => listEnabled(exchange, null),
+}
 
 export function registerModelRoutes(app: FastifyInstance, deps: PipelineDeps): void {
-  app.get('/v1/models', async (request, reply) => {
-    const context = beginRequest(deps, request, reply)
-    reply.header('x-gateway-trace-id', context.trace.traceId)
-    const named = providerFromHeaders(request.headers)
-    if (named !== null) {
-      const provider = resolveProvider(context.runtime, context.workspaceId, named)
-      if (provider.adapter.passthrough) {
-        const upstream = await sendUpstream(provider.endpoint, { method: 'GET', path: '/models', headers: {} }, { signal: context.signal })
-        const body = await upstream.body.json().catch(() => null)
-        if (upstream.status >= 400) throw errorFromProvider(provider.adapter.parseError(upstream.status, upstream.headers, body), provider.record.slug)
-        return reply.header('x-gateway-provider', provider.record.slug).send(body)
-      }
-    }
-    const seen = new Set<string>()
-    const data: Array<{ id: string; object: 'model'; created: number; owned_by: string }> = []
-    for (const { record } of context.runtime.providers.values()) {
-      if (seen.has(record.id) || !providerVisibleTo(record, context.workspaceId)) continue
-      seen.add(record.id)
-      if (named !== null && record.slug !== named && record.id !== named) continue
-      for (const model of record.models) data.push({ id: `@${record.slug}/${model}`, object: 'model', created: 0, owned_by: record.slug })
-    }
-    return { object: 'list', data }
-  })
+  app.get('/v1/models', pipelineHandler(modelsRoute, deps, OPENAI_FORMAT))
 }

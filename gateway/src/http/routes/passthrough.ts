@@ -5,34 +5,49 @@
  * handler as the raw request stream and go upstream as a stream.
  */
 import { Readable } from 'node:stream'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { GatewayError, invalidParameter } from '../../errors.ts'
+import type { FastifyInstance } from 'fastify'
+import { GatewayError, invalidParameter } from '../../core/errors.ts'
 import type { JsonOperation, ProviderAdapter } from '../../providers/adapter.ts'
-import { beginRequest, type PipelineDeps } from '../../pipeline/begin.ts'
-import type { RequestContext } from '../../pipeline/context.ts'
+import type { PipelineDeps } from '../../pipeline/build.ts'
 import { attemptJson } from '../../pipeline/dispatch.ts'
 import { forwardToProvider, relayedResponseHeaders } from '../../pipeline/passthrough.ts'
-import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
-import { transportError, type UpstreamResponse } from '../../upstream/transport.ts'
-import { relaySseBytes, startSse } from '../sse-writer.ts'
-import { responseHeaders } from './inference.ts'
+import type { RouteSpec } from '../../pipeline/route-spec.ts'
+import type { EndpointType } from '../../pipeline/stage.ts'
+import type { RouteTarget } from '../../routing/target.ts'
+import { OPENAI_FORMAT, pipelineHandler } from '../pipeline-route.ts'
 import { passthroughRoutes, type PassthroughOperation, type PassthroughRoute } from './passthrough-table.ts'
 
 type JsonBody = Record<string, unknown>
 type GroupOperation = JsonOperation<JsonBody & { model: string }, unknown>
 
+const ENDPOINT_TYPES: Readonly<Record<string, EndpointType>> = {
+  responses: 'responses',
+  images: 'imageGenerate',
+  audio: 'audio',
+  files: 'files',
+  batches: 'batches',
+  fine_tuning: 'fineTuning',
+  moderations: 'moderate',
+  rerank: 'rerank',
+  ocr: 'ocr',
+  models: 'models',
+  vector_stores: 'vectorStores',
+  assistants: 'assistants',
+  threads: 'assistants',
+}
+
 function isJsonObject(value: unknown): value is JsonBody {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Readable)
 }
 
-function requestBody(route: PassthroughRoute, body: unknown): JsonBody | Readable | undefined {
-  if (route.body === 'none' || body === undefined || body === null) return undefined
+/** The body a row takes: JSON objects, streamed multipart uploads where the row allows them, or nothing. */
+function checkBody(route: PassthroughRoute, body: unknown): void {
+  if (route.body === 'none' || body === undefined || body === null) return
   if (body instanceof Readable) {
     if (route.body !== 'multipart') throw new GatewayError('unsupported_media_type', `Send the body of ${route.method} ${route.path} as application/json`)
-    return body
+    return
   }
   if (!isJsonObject(body)) throw invalidParameter('body', 'The request body must be a JSON object')
-  return body
 }
 
 /** Checks array query parameters with a closed set of values, in any spelling (`include`, `include[]`, `include[0]`). */
@@ -57,11 +72,6 @@ function adapterOperation(adapter: ProviderAdapter, name: PassthroughOperation |
   return name === undefined ? undefined : (adapter[name] as GroupOperation | undefined)
 }
 
-function requestModel(route: PassthroughRoute, request: FastifyRequest, body: JsonBody | Readable | undefined): string | undefined {
-  if (route.modelParam !== undefined) return (request.params as Record<string, string | undefined>)[route.modelParam]
-  return isJsonObject(body) && typeof body.model === 'string' ? body.model : undefined
-}
-
 /** The same path below the provider's base URL, query untouched; a model in the path is the one the provider knows. */
 function upstreamPath(route: PassthroughRoute, url: string, target: RouteTarget): string {
   const queryAt = url.indexOf('?')
@@ -71,53 +81,62 @@ function upstreamPath(route: PassthroughRoute, url: string, target: RouteTarget)
 }
 
 /** A body's `@slug/model` becomes the model the provider knows; nothing else in it changes. */
-function upstreamBody(body: JsonBody | Readable | undefined, target: RouteTarget): JsonBody | Readable | undefined {
-  if (!isJsonObject(body) || typeof body.model !== 'string' || body.model === target.upstreamModel) return body
+function upstreamBody(body: JsonBody | null, target: RouteTarget): JsonBody | undefined {
+  if (body === null) return undefined
+  if (typeof body.model !== 'string' || body.model === target.upstreamModel) return body
   return { ...body, model: target.upstreamModel }
 }
 
-function gatewayHeaders(context: RequestContext, target: RouteTarget): Record<string, string> {
-  return responseHeaders(target, [], context.trace.traceId)
-}
-
-async function relay(route: PassthroughRoute, upstream: UpstreamResponse, reply: FastifyReply, context: RequestContext, target: RouteTarget): Promise<void> {
-  const isEventStream = route.response === 'sse' && (upstream.headers['content-type'] ?? '').startsWith('text/event-stream')
-  if (isEventStream) {
-    reply.hijack()
-    startSse(reply.raw, upstream.status, { ...relayedResponseHeaders(upstream.headers, false), ...gatewayHeaders(context, target) })
-    await relaySseBytes(reply.raw, upstream.body, (error) => transportError(error, context.signal))
-    return
+function passthroughRoute(route: PassthroughRoute): RouteSpec {
+  const creates = route.method === 'POST' && route.body === 'json'
+  return {
+    operation: {
+      name: `passthrough:${route.group}`,
+      endpointType: ENDPOINT_TYPES[route.group] ?? 'proxy',
+      format: 'openai',
+      // Model text in a request Gatehouse can read: creating a response.
+      textual: creates && route.group === 'responses',
+      cacheable: false,
+    },
+    model(exchange) {
+      if (route.modelParam !== undefined) return exchange.params[route.modelParam]
+      return typeof exchange.body?.model === 'string' ? exchange.body.model : undefined
+    },
+    validate(_body, exchange) {
+      checkBody(route, exchange.rawBody)
+      checkQueryEnums(route, exchange.url)
+    },
+    async attempt(exchange, target, body, signal) {
+      const routeTarget = target.route
+      const { adapter } = routeTarget.provider
+      const operation = adapterOperation(adapter, route.operation)
+      if (operation) {
+        if (!isJsonObject(body) || typeof body.model !== 'string') throw new GatewayError('missing_parameter', `'model' is required for ${route.group}`, { param: 'model' })
+        const outcome = await attemptJson(operation, routeTarget, body as JsonBody & { model: string }, { signal })
+        return { kind: 'json', status: 200, body: outcome.response, usage: outcome.usage }
+      }
+      if (!adapter.passthrough) {
+        throw new GatewayError('unsupported_operation', `Provider '@${routeTarget.provider.record.slug}' (${adapter.kind}) does not serve ${route.group} (${route.method} ${route.path})`)
+      }
+      const upload = route.body === 'multipart' ? exchange.upload : null
+      if (upload instanceof Readable && upload.readableDidRead) {
+        // A streamed upload can be sent once: a second target would get an empty body.
+        throw new GatewayError('upstream_error', `The upload to ${route.group} could not be sent again after the first attempt failed`)
+      }
+      const upstream = await forwardToProvider(
+        routeTarget,
+        {
+          method: route.method,
+          path: upstreamPath(route, exchange.url, routeTarget),
+          headers: exchange.headers,
+          body: upload !== null ? (upload instanceof Readable ? upload : Readable.from(upload)) : upstreamBody(route.body === 'none' ? null : body, routeTarget),
+        },
+        signal,
+      )
+      const eventStream = route.response === 'sse' && (upstream.headers['content-type'] ?? '').startsWith('text/event-stream')
+      return { kind: 'relay', status: upstream.status, headers: relayedResponseHeaders(upstream.headers, !eventStream), body: upstream.body, eventStream }
+    },
   }
-  // JSON and binary answers are piped as they arrive; fastify ends the reply if the provider cuts it.
-  await reply
-    .code(upstream.status)
-    .headers({ ...relayedResponseHeaders(upstream.headers), ...gatewayHeaders(context, target) })
-    .send(upstream.body)
-}
-
-async function handle(deps: PipelineDeps, route: PassthroughRoute, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const context = beginRequest(deps, request, reply)
-  const body = requestBody(route, request.body)
-  checkQueryEnums(route, request.url)
-  const target = resolveDirectTarget(context.runtime, context.workspaceId, request.headers, requestModel(route, request, body))
-  const { adapter } = target.provider
-
-  const operation = adapterOperation(adapter, route.operation)
-  if (operation) {
-    if (!isJsonObject(body) || typeof body.model !== 'string') throw new GatewayError('missing_parameter', `'model' is required for ${route.group}`, { param: 'model' })
-    const outcome = await attemptJson(operation, target, body as JsonBody & { model: string }, { signal: context.signal })
-    await reply.headers(gatewayHeaders(context, target)).send(outcome.response)
-    return
-  }
-  if (!adapter.passthrough) {
-    throw new GatewayError('unsupported_operation', `Provider '@${target.provider.record.slug}' (${adapter.kind}) does not serve ${route.group} (${route.method} ${route.path})`)
-  }
-  const upstream = await forwardToProvider(
-    target,
-    { method: route.method, path: upstreamPath(route, request.url, target), headers: request.headers, body: upstreamBody(body, target) },
-    context.signal,
-  )
-  await relay(route, upstream, reply, context, target)
 }
 
 export function registerPassthroughRoutes(app: FastifyInstance, deps: PipelineDeps): void {
@@ -126,7 +145,7 @@ export function registerPassthroughRoutes(app: FastifyInstance, deps: PipelineDe
     // no body limit applies beyond the provider's own.
     scope.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload))
     for (const route of passthroughRoutes) {
-      scope.route({ method: route.method, url: route.path, handler: (request, reply) => handle(deps, route, request, reply) })
+      scope.route({ method: route.method, url: route.path, handler: pipelineHandler(passthroughRoute(route), deps, OPENAI_FORMAT) })
     }
   })
 }

@@ -10,13 +10,16 @@ import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
-import { GatewayError, toGatewayError } from '../../errors.ts'
-import { authenticateKey, presentedKey, requireDataPlaneKey } from '../../pipeline/authenticate.ts'
-import type { PipelineDeps } from '../../pipeline/begin.ts'
-import { header, readTrace } from '../../pipeline/context.ts'
-import { errorFromProvider } from '../../pipeline/provider-errors.ts'
-import { resolveDirectTarget, type RouteTarget } from '../../pipeline/resolve-route.ts'
+import { GatewayError, toGatewayError } from '../../core/errors.ts'
+import { header } from '../../core/headers.ts'
+import { buildRoutePipeline, type PipelineDeps } from '../../pipeline/build.ts'
+import { ExchangeContext, readTrace } from '../../pipeline/context.ts'
+import type { RouteSpec } from '../../pipeline/route-spec.ts'
+import { newFacts, type Exchange, type SessionAnswer } from '../../pipeline/stage.ts'
+import type { RouteTarget } from '../../routing/target.ts'
+import { errorFromProvider } from '../../upstream/provider-errors.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
+import { notReady } from '../pipeline-route.ts'
 
 export const REALTIME_PATH = '/v1/realtime'
 const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.'
@@ -34,7 +37,7 @@ function keyFromProtocols(protocols: readonly string[]): string | undefined {
 }
 
 /** Answers a refused upgrade on the raw socket, in the same error envelope as every other route. */
-function refuse(socket: Duplex, error: unknown, traceId: string): void {
+function refuse(socket: Duplex, error: unknown, traceId: string, extraHeaders: Readonly<Record<string, string>> = {}): void {
   const gatewayError = toGatewayError(error)
   const body = JSON.stringify(gatewayError.toBody())
   const headers: Record<string, string | number> = {
@@ -42,6 +45,7 @@ function refuse(socket: Duplex, error: unknown, traceId: string): void {
     'content-length': Buffer.byteLength(body),
     'x-gateway-trace-id': traceId,
     connection: 'close',
+    ...extraHeaders,
     ...gatewayError.headers,
   }
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
@@ -106,18 +110,8 @@ function pipeSockets(client: WebSocket, upstream: WebSocket): void {
   upstream.resume()
 }
 
-interface Connection {
-  target: RouteTarget
-  upstream: WebSocket
-}
-
-/** Authenticates the caller, picks the provider and opens the provider's socket; resolves once it is open. */
-async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url: URL, protocols: readonly string[], socket: Duplex): Promise<Connection> {
-  const runtime = deps.holder.current
-  if (!runtime) throw new GatewayError('not_ready', 'The gateway has not loaded its configuration yet', { headers: { 'retry-after': '1' } })
-  const key = authenticateKey(runtime, presentedKey(request.headers) ?? keyFromProtocols(protocols), deps.pepper, deps.now())
-  const workspaceId = requireDataPlaneKey(key, runtime)
-  const target = resolveDirectTarget(runtime, workspaceId, request.headers, url.searchParams.get('model') ?? undefined)
+/** Opens the provider's socket for the target; resolves once it is open (paused, so no frame is lost). */
+async function connectUpstream(target: RouteTarget, request: IncomingMessage, url: URL, protocols: readonly string[], socket: Duplex): Promise<WebSocket> {
   const { adapter, endpoint, record } = target.provider
   if (!adapter.passthrough) throw new GatewayError('unsupported_operation', `Provider '@${record.slug}' (${adapter.kind}) does not serve realtime`)
 
@@ -130,7 +124,7 @@ async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
   const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs })
 
-  return new Promise<Connection>((resolve, reject) => {
+  return new Promise<WebSocket>((resolve, reject) => {
     const abandon = (): void => upstream.terminate()
     socket.once('close', abandon)
     upstream.once('unexpected-response', (_request, response) => {
@@ -144,7 +138,7 @@ async function connectUpstream(deps: PipelineDeps, request: IncomingMessage, url
       socket.off('close', abandon)
       // Frames the provider sends before the caller's socket is ready wait in the socket.
       upstream.pause()
-      resolve({ target, upstream })
+      resolve(upstream)
     })
   })
 }
@@ -161,8 +155,18 @@ function pickProtocol(offered: readonly string[], upstreamProtocol: string): str
   return offered.find((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX)) ?? false
 }
 
+/** The upgrade's own I/O, beside the exchange: the raw socket and what the handshake needs. */
+interface Upgrade {
+  request: IncomingMessage
+  socket: Duplex
+  head: Buffer
+  url: URL
+  protocols: readonly string[]
+}
+
 export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps): void {
   const handshakes = new WeakMap<IncomingMessage, Handshake>()
+  const upgrades = new WeakMap<Exchange, Upgrade>()
   const server = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -171,10 +175,43 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
   server.on('headers', (headers, request) => headers.push(...(handshakes.get(request)?.headers ?? [])))
   const live = new Set<WebSocket>()
 
+  /** Session set-up through the pipeline: the session is the answer, open once both sockets are. */
+  const spec: RouteSpec = {
+    operation: { name: 'realtime', endpointType: 'realtime', format: 'openai', textual: false, cacheable: false },
+    model: (exchange) => upgrades.get(exchange)?.url.searchParams.get('model') ?? undefined,
+    presentedKey: (_headers, exchange) => keyFromProtocols(upgrades.get(exchange)?.protocols ?? []),
+    async attempt(exchange, target, _body, _signal): Promise<SessionAnswer> {
+      const { request, socket, head, url, protocols } = upgrades.get(exchange)!
+      const upstream = await connectUpstream(target.route, request, url, protocols, socket)
+      if (!socket.writable) {
+        upstream.terminate()
+        throw new GatewayError('request_cancelled', 'The client left before the realtime session opened')
+      }
+      handshakes.set(request, {
+        protocol: pickProtocol(protocols, upstream.protocol),
+        headers: [`x-gateway-trace-id: ${exchange.context.trace.traceId}`, ...Object.entries(exchange.responseHeaders).map(([name, value]) => `${name}: ${value}`)],
+      })
+      const ended = new Promise<void>((resolve) => {
+        server.handleUpgrade(request, socket, head, (client) => {
+          live.add(client)
+          live.add(upstream)
+          client.once('close', () => {
+            live.delete(client)
+            live.delete(upstream)
+            resolve()
+          })
+          pipeSockets(client, upstream)
+        })
+      })
+      return { kind: 'session', status: 101, ended }
+    },
+  }
+  const pipeline = buildRoutePipeline(spec, deps)
+
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    let traceId: string
+    let trace: ReturnType<typeof readTrace>
     try {
-      traceId = readTrace(request.headers).traceId
+      trace = readTrace(request.headers)
     } catch (error) {
       refuse(socket, error, randomUUID())
       return
@@ -182,32 +219,36 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
     const url = new URL(request.url ?? '/', 'http://gateway.invalid')
     if (url.pathname !== REALTIME_PATH) {
       // Other upgrade listeners may serve other paths; with none, nobody else will answer.
-      if (app.server.listenerCount('upgrade') === 1) refuse(socket, new GatewayError('route_not_found', `No WebSocket route at ${url.pathname}`), traceId)
+      if (app.server.listenerCount('upgrade') === 1) refuse(socket, new GatewayError('route_not_found', `No WebSocket route at ${url.pathname}`), trace.traceId)
       return
     }
-    const protocols = offeredProtocols(request)
-    connectUpstream(deps, request, url, protocols, socket).then(
-      ({ target, upstream }) => {
-        if (!socket.writable) {
-          upstream.terminate()
-          return
-        }
-        handshakes.set(request, {
-          protocol: pickProtocol(protocols, upstream.protocol),
-          headers: [`x-gateway-trace-id: ${traceId}`, `x-gateway-provider: ${target.provider.record.slug}`],
-        })
-        server.handleUpgrade(request, socket, head, (client) => {
-          live.add(client)
-          live.add(upstream)
-          const forget = (): void => {
-            live.delete(client)
-            live.delete(upstream)
-          }
-          client.once('close', forget)
-          pipeSockets(client, upstream)
-        })
+    const runtime = deps.holder.current
+    if (!runtime) {
+      refuse(socket, notReady(), trace.traceId)
+      return
+    }
+    const controller = new AbortController()
+    socket.once('close', () => controller.abort())
+    const exchange: Exchange = {
+      operation: spec.operation,
+      context: new ExchangeContext(trace, runtime, controller.signal, deps.now()),
+      headers: request.headers,
+      url: request.url ?? '/',
+      params: {},
+      rawBody: null,
+      body: null,
+      upload: null,
+      relayStreams: pipeline.relayStreams,
+      route: null,
+      facts: newFacts(),
+      responseHeaders: {},
+    }
+    upgrades.set(exchange, { request, socket, head, url, protocols: offeredProtocols(request) })
+    pipeline.run(exchange).then(
+      (answer) => {
+        exchange.facts.status = answer.status
       },
-      (error: unknown) => refuse(socket, error, traceId),
+      (error: unknown) => refuse(socket, error, trace.traceId, exchange.responseHeaders),
     )
   })
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
+import { ExchangeContext } from '../context.ts'
+import { RawJson } from '../raw-json.ts'
 import { RuntimeHolder } from '../../runtime/holder.ts'
 import { SNAPSHOT_SCHEMA_VERSION, type GatewaySnapshotInput } from '../../snapshot/schema.ts'
 import type { UsageDraft } from '../../usage/draft.ts'
@@ -31,19 +33,20 @@ function runtime(change: (snapshot: GatewaySnapshotInput) => void = () => {}) {
 
 function exchange(body: Record<string, unknown>, options: { runtime?: ReturnType<typeof runtime>; metadata?: Record<string, unknown>; signal?: AbortSignal } = {}): Exchange {
   const rt = options.runtime ?? runtime()
+  const context = new ExchangeContext({ traceId: 'trace-1', spanId: null, parentSpanId: null, spanName: null }, rt, options.signal ?? new AbortController().signal, 1_000)
+  const key = rt.keysByHash.get('a'.repeat(64))!
+  context.authenticated({ kind: 'api_key', id: key.record.id, workspaceId: 'ws-1', userId: null, scopes: [], defaultConfig: null, key, attributes: {} }, options.metadata ?? {})
   return {
     operation: chat,
-    context: {
-      trace: { traceId: 'trace-1', spanId: null, parentSpanId: null, spanName: null },
-      metadata: options.metadata ?? {},
-      runtime: rt,
-      key: rt.keysByHash.get('a'.repeat(64))!,
-      workspaceId: 'ws-1',
-      signal: options.signal ?? new AbortController().signal,
-      startedAtMs: 1_000,
-    },
+    context,
     headers: {},
+    url: '/v1/chat/completions',
+    params: {},
+    rawBody: body,
     body,
+    upload: null,
+    relayStreams: true,
+    route: null,
     facts: newFacts(),
     responseHeaders: {},
   }
@@ -61,7 +64,7 @@ describe('account stage, JSON answers', () => {
   it('records the provider usage, the target that answered and its cost', async () => {
     const { drafts, sink } = collector()
     const ex = exchange({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { metadata: { _user: 'alice', team: 'search', n: 3 } })
-    const pipeline = composePipeline(chat, [accountStage({ sink, now })], async (e) => {
+    const pipeline = composePipeline(chat, [accountStage({ sink, now })], async (e): Promise<Answer> => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
       e.facts.upstreamModel = 'gpt-4o-mini'
       e.facts.attempts = 2
@@ -69,7 +72,7 @@ describe('account stage, JSON answers', () => {
       e.facts.configId = 'cfg-1'
       return { kind: 'json', status: 200, body: { model: 'gpt-4o-mini-2024-07-18', choices: [] }, usage: { inputTokens: 1000, outputTokens: 500, cachedInputTokens: 200 } }
     })
-    await pipeline(ex)
+    await pipeline.run(ex)
     expect(drafts).toHaveLength(1)
     const draft = drafts[0]!
     expect(draft).toMatchObject({
@@ -91,7 +94,7 @@ describe('account stage, JSON answers', () => {
     await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
       return { kind: 'json', status: 200, body: { model: 'gpt-4o', choices: [{ message: { role: 'assistant', content: 'Hello, whole world!' } }] }, usage: null }
-    })(ex)
+    }).run(ex)
     expect(drafts[0]).toMatchObject({ estimated: true, inputTokens: 9, outputTokens: 5 })
     expect(ex.facts).toMatchObject({ usageEstimated: true, usage: { inputTokens: 9, outputTokens: 5 } })
     expect(drafts[0]!.costUsd).toBeCloseTo((9 * 2.5 + 5 * 10) / 1e6, 12)
@@ -105,7 +108,7 @@ describe('account stage, JSON answers', () => {
     await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
       return { kind: 'json', status: 200, body: { model: 'gpt-4o-mini' }, usage: { inputTokens: 10, outputTokens: 5 } }
-    })(exchange({ model: 'gpt-4o-mini' }, { runtime: rt }))
+    }).run(exchange({ model: 'gpt-4o-mini' }, { runtime: rt }))
     expect(drafts[0]!.pricingVersion).toBe('ws-price-7')
     expect(drafts[0]!.costUsd).toBeCloseTo(10 * 1e-3 + 5 * 2e-3, 12)
   })
@@ -115,7 +118,7 @@ describe('account stage, JSON answers', () => {
       s.workspaces[0]!.logLevel = 'off'
     })
     const { drafts, sink } = collector()
-    await composePipeline(chat, [accountStage({ sink, now })], async () => ({ kind: 'json', status: 200, body: {}, usage: { inputTokens: 1, outputTokens: 1 } }))(
+    await composePipeline(chat, [accountStage({ sink, now })], async (): Promise<Answer> => ({ kind: 'json', status: 200, body: {}, usage: { inputTokens: 1, outputTokens: 1 } })).run(
       exchange({ model: 'x' }, { runtime: rt, metadata: { team: 'a' } }),
     )
     expect(drafts[0]).toMatchObject({ logLevel: 'off', metadata: null, requestBody: null, responseBody: null, inputTokens: 1 })
@@ -125,12 +128,12 @@ describe('account stage, JSON answers', () => {
 describe('account stage, errors', () => {
   it('records the status and code of a thrown error and rethrows it', async () => {
     const { drafts, sink } = collector()
-    const pipeline = composePipeline(chat, [accountStage({ sink, now })], async (e) => {
+    const pipeline = composePipeline(chat, [accountStage({ sink, now })], async (e): Promise<Answer> => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-b')!
       e.facts.attempts = 3
       throw new GatewayError('provider_overloaded', 'busy')
     })
-    await expect(pipeline(exchange({ model: 'claude-3-5-haiku' }))).rejects.toThrow('busy')
+    await expect(pipeline.run(exchange({ model: 'claude-3-5-haiku' }))).rejects.toThrow('busy')
     expect(drafts[0]).toMatchObject({ statusCode: 503, errorCode: 'provider_overloaded', attempts: 3, providerSlug: 'claude', inputTokens: 0, costUsd: 0 })
   })
 })
@@ -166,7 +169,7 @@ describe('account stage, streams', () => {
     const answer = await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
       return streamOf([[chunk('Hel')], [chunk('lo')]], { inputTokens: 12, outputTokens: 2 })
-    })(exchange({ model: 'gpt-4o', stream: true }))
+    }).run(exchange({ model: 'gpt-4o', stream: true }))
     expect(drafts).toHaveLength(0)
     clock = 1_400
     await drain(answer)
@@ -178,8 +181,9 @@ describe('account stage, streams', () => {
     const { drafts, sink } = collector()
     const answer = await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
-      return streamOf([[chunk('Hello'), chunk(' there')], [chunk(' friend')]], null)
-    })(exchange({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }))
+      // Relayed unparsed, as OpenAI-shaped streams are when no stage reads chunks.
+      return streamOf([[new RawJson(JSON.stringify(chunk('Hello'))), new RawJson(JSON.stringify(chunk(' there')))], [chunk(' friend')]], null)
+    }).run(exchange({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }))
     await drain(answer)
     expect(drafts[0]).toMatchObject({ estimated: true, inputTokens: 1, outputTokens: 3, aborted: false })
   })
@@ -189,7 +193,7 @@ describe('account stage, streams', () => {
     const answer = await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
       e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
       return streamOf([[chunk('one')], [chunk(' two')], [chunk(' three')], [chunk(' four')]], { inputTokens: 5, outputTokens: 4 })
-    })(exchange({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'count' }] }))
+    }).run(exchange({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'count' }] }))
     expect(await drain(answer, 2)).toBe(2)
     expect(drafts).toHaveLength(1)
     expect(drafts[0]).toMatchObject({ aborted: true, errorCode: 'request_cancelled', estimated: true, outputTokens: 2, statusCode: 200 })

@@ -14,11 +14,12 @@
  * shipping happen off the request path, so the stage costs a few object writes per request.
  */
 import { randomUUID } from 'node:crypto'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { costOf, priceFor } from '../../pricing/index.ts'
 import type { Usage } from '../../providers/canonical.ts'
 import type { UsageDraft, UsageSink } from '../../usage/draft.ts'
 import { estimateUsage } from '../../usage/estimate.ts'
+import { chunkValue } from '../raw-json.ts'
 import { observeStream, type Answer, type Exchange, type Operation, type Stage, type StageFactory } from '../stage.ts'
 
 export interface AccountStageOptions {
@@ -51,13 +52,14 @@ class Account {
     const { context } = exchange
     const workspace = context.workspaceId === null ? undefined : context.runtime.workspaces.get(context.workspaceId)
     const logLevel = workspace?.logLevel ?? 'full'
-    const user = context.key.record.userId ?? (typeof context.metadata._user === 'string' ? context.metadata._user : null)
+    const principal = context.principal
+    const user = principal.userId ?? (typeof context.metadata._user === 'string' ? context.metadata._user : null)
     this.draft = {
       id: randomUUID(),
       createdAtMs: context.startedAtMs,
       organizationId: context.runtime.organizationId,
       workspaceId: context.workspaceId,
-      apiKeyId: context.key.record.id,
+      apiKeyId: principal.key?.record.id ?? null,
       userId: user,
       traceId: context.trace.traceId,
       spanId: context.trace.spanId,
@@ -102,6 +104,7 @@ class Account {
   }
 
   /** Fills the record from the facts and the usage, prices it and hands it to the sink. */
+  /** `responseBody` may be a function: it is called only if the body is kept (when the batch is serialised). */
   finish(status: number, errorCode: string | null, usage: Usage | null, estimate: (() => Usage) | null, responseBody: unknown): void {
     const { facts, context } = this.#exchange
     const draft = this.draft
@@ -115,7 +118,7 @@ class Account {
     }
     draft.configId = facts.configId
     draft.modelRequested = facts.requestedModel ?? bodyModel(this.#exchange.body)
-    draft.modelServed = facts.servedModel ?? bodyModel(responseBody) ?? facts.upstreamModel
+    draft.modelServed = facts.servedModel ?? (typeof responseBody === 'function' ? null : bodyModel(responseBody)) ?? facts.upstreamModel
     draft.attempts = facts.attempts
     draft.retries = facts.retries
     draft.targetPath = facts.targetPath
@@ -154,7 +157,8 @@ class Account {
       draft.responseBody = responseBody ?? null
     }
     const annotations = facts.annotations
-    draft.annotations = facts.hookResults.length > 0 ? { ...annotations, hookResults: facts.hookResults } : annotations
+    const identity = context.principal.kind === 'api_key' ? null : { principal: { kind: context.principal.kind, id: context.principal.id, ...context.principal.attributes } }
+    draft.annotations = facts.hookResults.length > 0 || identity ? { ...annotations, ...identity, ...(facts.hookResults.length > 0 ? { hookResults: facts.hookResults } : {}) } : annotations
     this.#sink.offer(draft)
   }
 
@@ -201,8 +205,9 @@ function accountStream(account: Account, exchange: Exchange, answer: Extract<Ans
       account.draft.aborted = !completed && error === null
       const failure = error === null ? null : statusOf(error, exchange)
       const errorCode = account.draft.aborted ? 'request_cancelled' : (failure?.code ?? null)
-      const chunks = kept.flat()
-      account.finish(answer.status, errorCode, result?.usage ?? null, () => estimateUsage(exchange.body, chunks, true), chunks)
+      // Relayed (unparsed) chunks are parsed only if they are needed: to count, or to be logged (off the request path).
+      const chunks = (): unknown[] => kept.flat().map(chunkValue)
+      account.finish(answer.status, errorCode, result?.usage ?? null, () => estimateUsage(exchange.body, chunks(), true), chunks)
     },
   })
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { UpstreamEvent } from '../adapter.ts'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { fixture, runStream, testContext } from '../shared/testing.ts'
 import { azureOpenAI, defaultAzureApiVersion } from './index.ts'
 

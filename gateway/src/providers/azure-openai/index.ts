@@ -12,7 +12,7 @@
  *   deployment.
  */
 import type { JsonOperation, ProviderAdapter, TargetContext, Translated } from '../adapter.ts'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { openAIShapedAdapter } from '../openai/index.ts'
 
 export const defaultAzureApiVersion = '2024-10-21'

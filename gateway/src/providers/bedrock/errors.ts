@@ -5,7 +5,7 @@
  * or `error:<code>`.
  */
 import type { ProviderErrorInfo, UpstreamEvent } from '../adapter.ts'
-import { awsErrorPrefix, awsExceptionPrefix } from '../../upstream/framing/aws-eventstream.ts'
+import { awsErrorPrefix, awsExceptionPrefix } from '../adapter.ts'
 import { errorInfo, fallbackMessage, isRecord } from '../shared/errors.ts'
 
 /** Documented statuses, for in-band exceptions that arrive without one. */

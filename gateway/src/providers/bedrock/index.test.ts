@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import type { TargetContext, UpstreamEvent } from '../adapter.ts'
 import { ProviderStreamError } from '../adapter.ts'
 import { anthropic } from '../anthropic/index.ts'

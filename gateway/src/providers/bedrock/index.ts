@@ -5,7 +5,7 @@
  * through InvokeModel. Target options: `region` (required), `mode` (`converse` | `invoke`),
  * `anthropicBeta`. Requests are signed with SigV4 for the `bedrock` service by the transport.
  */
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import type { ProviderAdapter, ResponseContext, StreamingOperation, StreamTransform, TargetContext, UpstreamEvent } from '../adapter.ts'
 import { anthropicToChat, usageFromChatResponse } from '../anthropic/response.ts'
 import type { ChatChunk, ChatRequest, ChatResponse } from '../canonical.ts'

@@ -1,5 +1,5 @@
 /** Bedrock runtime addresses: the regional endpoint and the per-model operation paths. */
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 
 // Region names are lowercase words and a number (us-east-1, eu-central-2, us-gov-west-1); checking
 // the shape keeps an option from steering the host name anywhere else.

@@ -5,7 +5,7 @@
 import type { JsonOperation } from '../adapter.ts'
 import { MalformedResponseError } from '../adapter.ts'
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../canonical.ts'
-import { invalidParameter } from '../../errors.ts'
+import { invalidParameter } from '../../core/errors.ts'
 import { encodingFormatWarnings, floatEmbeddingsResponse, textInputs } from '../shared/embeddings.ts'
 import { isRecord } from '../shared/errors.ts'
 import { unhandledFieldWarnings } from '../shared/warnings.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { cohere } from './index.ts'
 
 const target = { upstreamModel: 'command-a-03-2025', options: {} }

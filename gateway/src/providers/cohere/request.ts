@@ -1,7 +1,7 @@
 /** OpenAI chat request -> Cohere v2 chat request. */
 import type { TargetContext, Translated } from '../adapter.ts'
 import type { ChatMessage, ChatRequest, ContentPart, Warning } from '../canonical.ts'
-import { invalidParameter } from '../../errors.ts'
+import { invalidParameter } from '../../core/errors.ts'
 import { textOfContent } from '../shared/content.ts'
 import { isRecord } from '../shared/errors.ts'
 import { unhandledFieldWarnings, unsupportedParameter } from '../shared/warnings.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ChatRequest } from '../canonical.ts'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { google } from './index.ts'
 import { toGeminiRequest } from './request.ts'
 

@@ -3,7 +3,7 @@
  * Vertex AI send the same body to different URLs.
  */
 import type { ChatMessage, ChatRequest, ContentPart, Warning } from '../canonical.ts'
-import { invalidParameter } from '../../errors.ts'
+import { invalidParameter } from '../../core/errors.ts'
 import { textOfContent } from '../shared/content.ts'
 import { mediaTypeFromUrl, parseDataUrl } from '../shared/data-url.ts'
 import { isRecord } from '../shared/errors.ts'

@@ -43,6 +43,11 @@ interface OpenAIStreamState {
  * text-completion chunks carry `choices[].finish_reason` and an optional trailing `usage`.
  */
 export function openAIStream<Chunk extends { choices: Array<{ finish_reason: string | null }>; usage?: OpenAIUsage | null }>(): StreamTransform<OpenAIStreamState, Chunk> {
+  const account = (state: OpenAIStreamState, chunk: Chunk): void => {
+    const reason = chunk.choices?.[0]?.finish_reason
+    if (reason) state.finishReason = finishReasonFromOpenAI(reason)
+    if (chunk.usage) state.usage = usageFromOpenAI(chunk.usage)
+  }
   return {
     start: () => ({ usage: emptyUsage(), finishReason: { unified: 'other' } }),
     step(state, event) {
@@ -51,10 +56,23 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
       // OpenAI-compatible servers report a failure after the headers as an in-band `{"error":…}`.
       const inBandError = (chunk as { error?: unknown }).error
       if (isRecord(inBandError)) throw new ProviderStreamError(streamErrorInfo(inBandError))
-      const reason = chunk.choices?.[0]?.finish_reason
-      if (reason) state.finishReason = finishReasonFromOpenAI(reason)
-      if (chunk.usage) state.usage = usageFromOpenAI(chunk.usage)
+      account(state, chunk)
       return [chunk]
+    },
+    observeRaw(state, raw) {
+      // A quoted "error" key may be an in-band error: `step` decides, with the parsed event.
+      if (raw.includes('"error"')) return false
+      // Only the last chunks carry a finish reason or usage; every other event is relayed unread.
+      if (raw.includes('"finish_reason":"') || raw.includes('"usage":{')) {
+        let chunk: unknown
+        try {
+          chunk = JSON.parse(raw)
+        } catch {
+          return false
+        }
+        if (isRecord(chunk)) account(state, chunk as Chunk)
+      }
+      return true
     },
     finish: (state) => ({ chunks: [], usage: state.usage, finishReason: state.finishReason }),
   }

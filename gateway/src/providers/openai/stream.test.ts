@@ -26,4 +26,16 @@ describe('openAIStream', () => {
       expect((error as ProviderStreamError).info).toMatchObject({ status: 500, message: 'The server had an error', retryable: true })
     }
   })
+
+  it('accounts for relayed events from their text: finish reason and usage read, content left unparsed, errors sent to step', () => {
+    const transform = openAIStream<ChatChunk>()
+    const state = transform.start(context)
+    const content = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'
+    expect(transform.observeRaw!(state, content)).toBe(true)
+    expect(transform.finish(state).finishReason).toEqual({ unified: 'other' })
+    expect(transform.observeRaw!(state, content.replace('"finish_reason":null', '"finish_reason":"length"'))).toBe(true)
+    expect(transform.observeRaw!(state, '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}')).toBe(true)
+    expect(transform.finish(state)).toEqual({ chunks: [], usage: { inputTokens: 7, outputTokens: 2 }, finishReason: { unified: 'length', raw: 'length' } })
+    expect(transform.observeRaw!(state, '{"error":{"message":"boom","type":"server_error"}}')).toBe(false)
+  })
 })

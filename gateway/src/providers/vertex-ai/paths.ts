@@ -4,7 +4,7 @@
  * publisher: a model named `claude-*`, or any model with option `publisher=anthropic`.
  */
 import type { TargetContext } from '../adapter.ts'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 
 export const defaultVertexLocation = 'us-central1'
 

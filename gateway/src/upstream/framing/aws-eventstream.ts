@@ -14,10 +14,8 @@
 import { EventStreamCodec } from '@smithy/eventstream-codec'
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8'
 import type { UpstreamEvent } from '../../providers/adapter.ts'
-import { MalformedResponseError } from '../../providers/adapter.ts'
+import { awsErrorPrefix, awsExceptionPrefix, MalformedResponseError } from '../../providers/adapter.ts'
 
-export const awsExceptionPrefix = 'exception:'
-export const awsErrorPrefix = 'error:'
 
 /** Whether a decoded event is an in-band exception or error rather than a normal event. */
 export function isAwsStreamFault(event: UpstreamEvent): boolean {

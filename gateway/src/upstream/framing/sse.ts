@@ -15,7 +15,11 @@ const CARRIAGE_RETURN = 13
 const COLON = 58
 const SPACE = 32
 
-export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent[]> {
+/**
+ * `parse: false` leaves each event's JSON unparsed (`data` undefined, `raw` set): for streams that
+ * are relayed as the provider's own text, where parsing every event would be wasted work.
+ */
+export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>, parse = true): AsyncGenerator<UpstreamEvent[]> {
   const decoder = new TextDecoder()
   let buffer = ''
   let eventName: string | undefined
@@ -33,6 +37,10 @@ export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>): AsyncG
     dataLines = []
     eventName = undefined
     if (data === DONE) return false
+    if (!parse) {
+      batch.push(name === undefined ? { data: undefined, raw: data } : { event: name, data: undefined, raw: data })
+      return true
+    }
     let parsed: unknown
     try {
       parsed = JSON.parse(data)

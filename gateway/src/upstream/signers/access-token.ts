@@ -5,7 +5,7 @@
  * concurrent requests. Clock and fetch are injectable so tests run against a local endpoint.
  */
 import { createHash } from 'node:crypto'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 
 export interface AccessToken {
   token: string

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { GatewayError } from '../../errors.ts'
-import { secretBag } from '../../telemetry/secret.ts'
+import { GatewayError } from '../../core/errors.ts'
+import { secretBag } from '../../core/secret.ts'
 import { createAwsSigV4Signer, signAwsRequest } from './aws-sigv4.ts'
 import type { SignableRequest } from './index.ts'
 

@@ -9,8 +9,8 @@
  */
 import { Sha256 } from '@aws-crypto/sha256-js'
 import { SignatureV4 } from '@smithy/signature-v4'
-import { GatewayError } from '../../errors.ts'
-import type { SecretBag } from '../../telemetry/secret.ts'
+import { GatewayError } from '../../core/errors.ts'
+import type { SecretBag } from '../../core/secret.ts'
 import { registerSigner, type Signer } from './index.ts'
 
 export interface AwsRequestToSign {

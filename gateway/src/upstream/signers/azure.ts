@@ -7,8 +7,8 @@
  *   Cognitive Services (option `entraScope` overrides it); option `authorityHost` points at a
  *   sovereign cloud's login host.
  */
-import { GatewayError } from '../../errors.ts'
-import type { SecretBag } from '../../telemetry/secret.ts'
+import { GatewayError } from '../../core/errors.ts'
+import type { SecretBag } from '../../core/secret.ts'
 import { AccessTokenCache, exchangeToken, tokenClientDefaults, type TokenClientOptions } from './access-token.ts'
 import { registerSigner, type Signer } from './index.ts'
 

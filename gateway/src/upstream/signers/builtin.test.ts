@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { secretBag } from '../../telemetry/secret.ts'
+import { secretBag } from '../../core/secret.ts'
 import './builtin.ts'
 import { applyAuth, type SignableRequest } from './index.ts'
 

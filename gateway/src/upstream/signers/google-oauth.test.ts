@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportPKCS8, generateKeyPair, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { secretBag } from '../../telemetry/secret.ts'
+import { secretBag } from '../../core/secret.ts'
 import { cloudPlatformScope, createGoogleOAuthSigner } from './google-oauth.ts'
 import type { SignableRequest } from './index.ts'
 

@@ -7,7 +7,7 @@
  *   unless the provider option `oauthScope` names another.
  */
 import { importPKCS8, SignJWT } from 'jose'
-import { GatewayError } from '../../errors.ts'
+import { GatewayError } from '../../core/errors.ts'
 import { AccessTokenCache, exchangeToken, tokenClientDefaults, type TokenClientOptions } from './access-token.ts'
 import { registerSigner, type Signer } from './index.ts'
 

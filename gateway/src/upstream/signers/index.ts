@@ -3,8 +3,8 @@
  * Adapters never see credentials; this is the only place that reads them.
  */
 import type { AuthScheme } from '../../providers/adapter.ts'
-import { GatewayError } from '../../errors.ts'
-import type { SecretBag } from '../../telemetry/secret.ts'
+import { GatewayError } from '../../core/errors.ts'
+import type { SecretBag } from '../../core/secret.ts'
 
 export interface SignableRequest {
   method: string

@@ -26,6 +26,6 @@ export async function usageScope(ctx: AdminContext, request: FastifyRequest, kin
     if (!workspace) throw invalid('workspace_slug', 'workspace_slug: workspace not found')
     named = [workspace.id]
   }
-  const reach = await readableScope(ctx, principal, kind, scope, named)
+  const reach = await readableScope(ctx.store, principal, kind, scope, named)
   return { organizationId: principal.organizationId, reach, filters }
 }

@@ -63,7 +63,7 @@ CREATE INDEX usage_logs_id ON usage_logs (id);
 -- Per-minute and per-hour sums by workspace, key, provider, model, config, prompt and status code,
 -- written in the same transaction as the rows they count. Absent dimensions are '' (a primary
 -- key cannot hold NULL). latency_hist counts requests per latency bin, sparse ({"bin": count};
--- usage/histogram.ts: bin 0 below 1 ms, bin i in [1.1^(i-1), 1.1^i) ms), so percentiles come out
+-- store/histogram.ts: bin 0 below 1 ms, bin i in [1.1^(i-1), 1.1^i) ms), so percentiles come out
 -- within 5 %.
 CREATE TABLE usage_rollups (
   period text NOT NULL CHECK (period IN ('minute', 'hour')),

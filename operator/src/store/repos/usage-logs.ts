@@ -4,7 +4,7 @@
  * that were new, daily partitions created on demand, and retention by dropping whole partitions.
  */
 import type { UsageRecord } from '@gatehouse/gateway/snapshot'
-import { binOf } from '../../usage/histogram.ts'
+import { binOf } from '../histogram.ts'
 import type { SqlDatabase, SqlExecutor } from '../sql.ts'
 
 export const DAY_MS = 86_400_000

@@ -4,9 +4,23 @@
  * `x-gateway-provider` header (`@slug`), or a model written `@slug/model`. None of them is a 400
  * naming the choices. Configs (strategies over several targets) build on `RouteTarget`.
  */
-import { GatewayError } from '../errors.ts'
-import { findProvider, type CompiledProvider, type RuntimeConfig } from '../runtime/compile.ts'
-import { header, type RequestHeaders } from './context.ts'
+import { GatewayError } from '../core/errors.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
+import type { ProviderAdapter } from '../providers/adapter.ts'
+import type { SnapshotProvider } from '../snapshot/schema.ts'
+import type { UpstreamEndpoint } from '../upstream/transport.ts'
+
+/** A provider of the snapshot, ready to call: its record, its adapter and its connection settings. */
+export interface CompiledProvider {
+  readonly record: SnapshotProvider
+  readonly adapter: ProviderAdapter
+  readonly endpoint: UpstreamEndpoint
+}
+
+/** Finds a provider by slug or id as a workspace may see it (the runtime implements it). */
+export interface ProviderLookup {
+  findProvider(workspaceId: string | null, slugOrId: string): CompiledProvider | undefined
+}
 
 export interface RouteTarget {
   readonly provider: CompiledProvider
@@ -33,8 +47,8 @@ export function providerFromHeaders(headers: RequestHeaders): string | null {
   return header(headers, 'x-gateway-virtual-key') ?? null
 }
 
-export function resolveProvider(runtime: RuntimeConfig, workspaceId: string | null, slugOrId: string): CompiledProvider {
-  const provider = findProvider(runtime, workspaceId, slugOrId)
+export function resolveProvider(providers: ProviderLookup, workspaceId: string | null, slugOrId: string): CompiledProvider {
+  const provider = providers.findProvider(workspaceId, slugOrId)
   if (!provider) throw new GatewayError('provider_not_found', `No provider '@${slugOrId}' is available to this workspace`, { param: 'x-gateway-provider' })
   return provider
 }
@@ -47,7 +61,7 @@ export function checkModelAllowed(provider: CompiledProvider, model: string): vo
 }
 
 /** The single-target route named by headers or the model; `model` may be absent (GET routes). */
-export function resolveDirectTarget(runtime: RuntimeConfig, workspaceId: string | null, headers: RequestHeaders, model: string | undefined): RouteTarget {
+export function resolveDirectTarget(providers: ProviderLookup, workspaceId: string | null, headers: RequestHeaders, model: string | undefined): RouteTarget {
   const reference = model === undefined ? null : parseModelReference(model)
   const slug = providerFromHeaders(headers) ?? reference?.slug ?? null
   if (slug === null) {
@@ -57,7 +71,7 @@ export function resolveDirectTarget(runtime: RuntimeConfig, workspaceId: string 
       { param: 'model' },
     )
   }
-  const provider = resolveProvider(runtime, workspaceId, slug)
+  const provider = resolveProvider(providers, workspaceId, slug)
   const upstreamModel = reference?.model ?? ''
   if (upstreamModel !== '') checkModelAllowed(provider, upstreamModel)
   return { provider, upstreamModel }

@@ -4,7 +4,7 @@
  * credential becomes a 502, because a 401 would tell the caller their own Gatehouse key is wrong.
  */
 import type { ProviderErrorInfo } from '../providers/adapter.ts'
-import { GatewayError, type ErrorCode } from '../errors.ts'
+import { GatewayError, type ErrorCode } from '../core/errors.ts'
 
 export class ProviderHttpError extends GatewayError {
   readonly info: ProviderErrorInfo

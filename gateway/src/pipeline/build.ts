@@ -1,0 +1,62 @@
+/**
+ * Composes a route's pipeline, in the one order every route shares:
+ *
+ *   authenticate → account → validate → resolve route → limits → guardrails (before) → cache
+ *     → guardrails (after) → dispatch
+ *
+ * The account stage sits right after authentication so that every exchange with a known caller is
+ * recorded, refusals by validation, limits or guardrails included; it sees the answer last on the
+ * way back, after output guardrails and the cache had their say. Cache sits outside the output
+ * guardrails so a denied answer is never stored. Feature stages (account, limits, guardrails,
+ * cache) are optional: a gateway without them, or a route they do not apply to, pays nothing.
+ */
+import type { RuntimeHolder } from '../runtime/holder.ts'
+import type { RouteSpec } from './route-spec.ts'
+import { composePipeline, type Pipeline, type Stage, type StageFactory } from './stage.ts'
+import { authenticateStage } from './stages/authenticate.ts'
+import { dispatchTerminal } from './stages/dispatch.ts'
+import { resolveRouteStage } from './stages/resolve-route.ts'
+import { validateStage } from './stages/validate.ts'
+
+/** The optional stages a gateway runs with, each deciding per route whether it takes part. */
+export interface PipelineFeatures {
+  /** Outermost: spans and access logs around everything, authentication failures included. */
+  readonly observe?: StageFactory
+  readonly account?: StageFactory
+  readonly limits?: StageFactory
+  readonly guardrailsBefore?: StageFactory
+  readonly cache?: StageFactory
+  readonly guardrailsAfter?: StageFactory
+}
+
+export interface PipelineDeps {
+  holder: RuntimeHolder
+  pepper: string
+  now: () => number
+  features?: PipelineFeatures
+}
+
+function asFactory(stage: Stage | null, name: string): StageFactory {
+  return { name, forOperation: () => stage }
+}
+
+/** The stage factories of a route's pipeline, in order (dispatch is the terminal). */
+export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageFactory[] {
+  const features = deps.features ?? {}
+  const present = (factory: StageFactory | undefined): StageFactory[] => (factory ? [factory] : [])
+  return [
+    ...present(features.observe),
+    asFactory(authenticateStage(spec, deps), 'authenticate'),
+    ...present(features.account),
+    asFactory(validateStage(spec), 'validate'),
+    asFactory(resolveRouteStage(spec), 'resolve-route'),
+    ...present(features.limits),
+    ...present(features.guardrailsBefore),
+    ...present(features.cache),
+    ...present(features.guardrailsAfter),
+  ]
+}
+
+export function buildRoutePipeline(spec: RouteSpec, deps: PipelineDeps): Pipeline {
+  return composePipeline(spec.operation, routeStageFactories(spec, deps), dispatchTerminal(spec, deps.holder.targetHealth))
+}
