@@ -181,8 +181,9 @@ class Account {
 }
 
 function statusOf(error: unknown, exchange: Exchange): { status: number; code: string } {
-  if (error instanceof GatewayError) return { status: error.status, code: error.code }
+  // A client that left is what happened, whatever error the cut upstream call then raised.
   if (exchange.context.signal.aborted) return { status: 499, code: 'request_cancelled' }
+  if (error instanceof GatewayError) return { status: error.status, code: error.code }
   return { status: 500, code: 'internal_error' }
 }
 
@@ -202,7 +203,8 @@ function accountStream(account: Account, exchange: Exchange, answer: Extract<Ans
     onEnd({ completed, error }) {
       const result = answer.result()
       if (result) account.draft.finishReason = result.finishReason.unified
-      account.draft.aborted = !completed && error === null
+      // The client left: either the writer stopped pulling, or the upstream call was cut by the same signal.
+      account.draft.aborted = !completed && (error === null || exchange.context.signal.aborted)
       const failure = error === null ? null : statusOf(error, exchange)
       const errorCode = account.draft.aborted ? 'request_cancelled' : (failure?.code ?? null)
       // Relayed (unparsed) chunks are parsed only if they are needed: to count, or to be logged (off the request path).
@@ -212,7 +214,7 @@ function accountStream(account: Account, exchange: Exchange, answer: Extract<Ans
   })
 }
 
-function accountRelay(account: Account, answer: Extract<Answer, { kind: 'relay' }>): Answer {
+function accountRelay(account: Account, exchange: Exchange, answer: Extract<Answer, { kind: 'relay' }>): Answer {
   account.draft.streamed = answer.eventStream
   const source = answer.body
   async function* counted(): AsyncGenerator<Uint8Array> {
@@ -225,7 +227,7 @@ function accountRelay(account: Account, answer: Extract<Answer, { kind: 'relay' 
       failure = error
       throw error
     } finally {
-      account.draft.aborted = !completed && failure === null
+      account.draft.aborted = !completed && (failure === null || exchange.context.signal.aborted)
       account.finish(answer.status, account.draft.aborted ? 'request_cancelled' : failure === null ? null : 'upstream_error', null, null, null)
     }
   }
@@ -259,7 +261,7 @@ export function accountStage(options: AccountStageOptions): StageFactory {
             case 'stream':
               return accountStream(account, exchange, answer, now)
             case 'relay':
-              return accountRelay(account, answer)
+              return accountRelay(account, exchange, answer)
             case 'session':
               answer.ended.then(
                 () => account.finish(101, null, null, null, null),
