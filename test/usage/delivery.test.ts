@@ -90,5 +90,5 @@ describe.each(backends)('usage delivery through a control-plane outage on $name'
       await controlPlane.close()
       await database.drop()
     }
-  }, 120_000)
+  }, 300_000)
 })
