@@ -24,6 +24,8 @@
  *   GATEHOUSE_REDIS_PASSWORD, GATEHOUSE_REDIS_TIMEOUT_MS, GATEHOUSE_LIMITS_KEY_PREFIX
  *                                             where rate-limit and budget counters live (limits/from-env.ts);
  *                                             unset: in this process only (exact per replica, not across replicas)
+ *   GATEHOUSE_USAGE_SPOOL                     directory usage records wait in while the control plane is away
+ *   GATEHOUSE_USAGE_SPOOL_MAX_BYTES           bound of that spool (default 256 MiB; oldest bodies shed first)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -43,6 +45,9 @@ import { parseKeyring } from './snapshot/envelope.ts'
 import { startSnapshotSync } from './sync/client.ts'
 import { loadPersistedSnapshot } from './sync/persisted.ts'
 import { DEFAULT_METRICS_PORT, serveMetrics } from './telemetry/metrics-server.ts'
+import { httpUsageTransport } from './usage/http-transport.ts'
+import type { UsageShipper } from './usage/shipper.ts'
+import { startUsageShipping } from './usage/start.ts'
 
 export interface RunningGateway {
   url: string
@@ -97,6 +102,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   const holder = new RuntimeHolder()
   const closers: Array<() => Promise<unknown> | unknown> = [() => holder.close()]
   let forwarder: ReturnType<typeof remoteAdminForwarder> | null = null
+  let usage: UsageShipper | null = null
 
   const snapshotFile = env.GATEHOUSE_SNAPSHOT_FILE
   if (snapshotFile) {
@@ -134,6 +140,20 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
       forwarder = remoteAdminForwarder(controlPlaneUrl)
       closers.push(() => forwarder?.close())
     }
+    const delivery = httpUsageTransport({
+      controlPlaneUrl,
+      token: required(env, 'GATEHOUSE_GATEWAY_TOKEN'),
+      onRefused: (status, body) => logger.error({ status, body }, 'the control plane refused a usage batch; it is dropped'),
+    })
+    const shipper = startUsageShipping({
+      transport: delivery.transport,
+      spoolDir: env.GATEHOUSE_USAGE_SPOOL ?? null,
+      ...(env.GATEHOUSE_USAGE_SPOOL_MAX_BYTES ? { spoolMaxBytes: Number(env.GATEHOUSE_USAGE_SPOOL_MAX_BYTES) } : {}),
+      onError: (error, context) => logger.warn({ err: (error as Error).message, context }, 'usage records not delivered yet; spooled for the next try'),
+    })
+    usage = shipper
+    closers.push(() => delivery.close())
+    closers.push(() => shipper.close())
   }
 
   const redisUrl = env.GATEHOUSE_REDIS_URL
@@ -161,6 +181,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     metricsRegistries: [limitsFactory.registry],
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),
     ...(forwarder ? { adminForwarder: forwarder.forward } : {}),
+    ...(usage ? { usage } : {}),
   })
   const gate = installReadinessGate(app)
   const closeAll = async (): Promise<void> => {

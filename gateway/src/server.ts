@@ -14,6 +14,7 @@ import { registerInferenceRoutes } from './http/routes/inference.ts'
 import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
+import { registerPricingRoute } from './http/routes/pricing.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { loopbackOnly, type SidecarAuth } from './pipeline/authenticate-sidecar.ts'
 import { readTrace } from './pipeline/context.ts'
@@ -22,12 +23,15 @@ import type { ResponseCache } from './cache/response-cache.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
 import { cacheStage } from './pipeline/stages/cache.ts'
 import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
+import { accountStage } from './pipeline/stages/account.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { Registry } from 'prom-client'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
 import { registerMetricsRoute } from './telemetry/metrics-server.ts'
 import { createGuardrailMetrics } from './guardrails/metrics.ts'
 import { guardrailFeature } from './pipeline/stages/guardrails.ts'
+import { registerUsageMetrics } from './usage/metrics.ts'
+import type { UsageShipper } from './usage/shipper.ts'
 
 export interface GatewayServerOptions {
   holder: RuntimeHolder
@@ -59,6 +63,8 @@ export interface GatewayServerOptions {
   guardrailsAllowPrivateNetwork?: boolean
   /** Feature stages' own metrics (limits), served on /metrics with the server's. */
   metricsRegistries?: Registry[]
+  /** Where usage records go: the account stage is composed with this sink (unless `features.account` is given) and its delivery metrics served. */
+  usage?: UsageShipper
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -128,6 +134,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
 
   const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
   registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true, options.metricsRegistries ?? [])
+  if (options.usage) registerUsageMetrics(metrics.registry, options.usage)
 
   const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
@@ -141,6 +148,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     cache: cacheStage({ cache: responseCache, logger: app.log }),
     guardrailsBefore: guardrails.before,
     guardrailsAfter: guardrails.after,
+    ...(options.usage ? { account: accountStage({ sink: options.usage }) } : {}),
     ...options.features,
   }
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, jwt: options.jwt ?? null, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }
@@ -150,6 +158,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerPassthroughRoutes(app, deps)
   registerRealtimeRoute(app, deps)
   registerMessagesRoute(app, deps)
+  registerPricingRoute(app)
   registerAdminForward(app, options.adminForwarder)
   return app
 }

@@ -189,4 +189,17 @@ describe('gatehouse start (the make run command)', () => {
       await again.stop()
     }
   }, 150_000)
+
+  it('meters requests in process: the usage record reaches the store and the logs API', async () => {
+    const created = await admin('/v1/api-keys/workspace/service', 'POST', { name: 'metered', workspace_id: 'team-a', scopes: ['completions.write'] })
+    const client = new OpenAI({ apiKey: created.body.key as string, baseURL: `${gatehouse.url}/v1`, maxRetries: 0 })
+    const { response } = await client.chat.completions.create({ model: '@sim/gpt-4o-mini', messages: [{ role: 'user', content: 'meter me' }] }).withResponse()
+    const traceId = response.headers.get('x-gateway-trace-id')!
+    let logs: Array<Record<string, unknown>> = []
+    await pollUntil(async () => {
+      logs = (await admin(`/v1/logs?trace_id=${traceId}`, 'GET')).body.data as Array<Record<string, unknown>>
+      return logs.length > 0
+    }, 10_000, 100)
+    expect(logs).toEqual([expect.objectContaining({ trace_id: traceId, route: 'chat', status_code: 200, provider: 'sim', model: expect.stringContaining('gpt-4o-mini') })])
+  })
 })

@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici'
 import { adapterFor } from '../providers/registry.ts'
 import { compileSavedConfig, configVisibleTo, type CompiledConfig } from '../routing/select.ts'
 import type { GatewaySnapshot, ProviderNetwork, SnapshotApiKey, SnapshotProvider, SnapshotWorkspace } from '../snapshot/schema.ts'
-import type { SnapshotLimit } from '../snapshot/policies.ts'
+import type { SnapshotLimit, SnapshotPrice } from '../snapshot/policies.ts'
 import { secretBag } from '../core/secret.ts'
 import { ssrfConnector } from '../upstream/ssrf.ts'
 import { createPool, defaultTimeouts } from '../upstream/transport.ts'
@@ -39,6 +39,10 @@ export interface RuntimeConfig extends ProviderLookup {
   readonly snapshot: GatewaySnapshot
   /** Rate limits and budgets, as the snapshot carries them (the limits stage indexes them). */
   readonly limits: readonly SnapshotLimit[]
+  /** Price overrides on top of the shipped table (pricing/price.ts indexes them once). */
+  readonly prices: readonly SnapshotPrice[]
+  /** The deployment this snapshot was compiled for, when one. */
+  readonly deploymentId: string | null
 }
 
 export interface CompileProblem {
@@ -162,6 +166,8 @@ export function compileRuntime(
       dispatchers,
       snapshot,
       limits: snapshot.limits,
+      prices: snapshot.prices,
+      deploymentId: snapshot.deployment?.id ?? null,
     },
   }
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { snapshotGuardrail, snapshotGuardrailDefaults, snapshotLimit, snapshotPrice } from './policies.ts'
+import { logLevel } from './usage-record.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -19,6 +20,8 @@ export const snapshotWorkspace = z.object({
   status: z.enum(['active', 'archived']),
   /** Config applied when a request names none. */
   defaultConfigId: id.nullable().default(null),
+  /** What usage records keep: counts only (`off`), plus metadata, or the (redacted) bodies too. */
+  logLevel: logLevel.default('full'),
 })
 
 export const snapshotApiKey = z.object({
@@ -64,6 +67,8 @@ export const snapshotProvider = z.object({
    * allows it; never something a workspace principal can choose. Cloud metadata is never reachable.
    */
   network: z.enum(['public', 'private-allowed']).default('public'),
+  /** The integration it draws its account from (usage records and integration prices name it). */
+  integrationId: id.nullable().default(null),
 })
 
 export const snapshotConfig = z.object({

@@ -19,6 +19,7 @@ import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { registerSyncRoutes } from '../distribution/sync-routes.ts'
 import { registerSidecarRoutes, type SidecarAdmission } from '../sidecar/routes.ts'
+import { registerUsageIngestRoute } from '../distribution/usage-routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
 import { applyFileSet, watchFileSet, type FileSetWatch } from '../resources/file-set.ts'
 import { fileSecretResolver, problemError, readResourceFiles } from '../resources/files.ts'
@@ -126,6 +127,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env), ...(limitCounters ? { limitCounters } : {}) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
+      registerUsageIngestRoute(adminApp, { store, gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }
     if (options.sidecars) {
       registerSidecarRoutes(adminApp, { ...options.sidecars, deployments, onError: (error, message) => logger.warn({ err: error }, message) })
@@ -133,7 +135,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     registerProbes(adminApp, store)
     await adminApp.ready()
     closers.push(() => adminApp.close())
-    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper }))
+    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper, env }))
     const fileWatch = options.watchResourceFiles && options.resourceFiles.length > 0 ? watchFileSet(fileTarget, options.resourceFiles, logger) : null
     if (fileWatch) closers.push(() => fileWatch.close())
     return {

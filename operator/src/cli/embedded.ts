@@ -6,7 +6,8 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
+import { inProcessUsageTransport } from '../distribution/usage-routes.ts'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
 export interface EmbeddedOptions extends ControlPlaneOptions {
@@ -52,8 +53,15 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     if (!result.ok) options.logger.error({ generation: snapshot.generation, problems: result.problems }, 'snapshot rejected by the gateway')
   })
   const metricsPort = options.metricsPort ?? 'data'
+  // Usage records take the gateway's usual path (batches, spool) and land in this process's store.
+  const usage = startUsageShipping({
+    transport: inProcessUsageTransport(controlPlane.store),
+    spoolDir: options.dataDir === null ? null : `${options.dataDir}/usage-spool`,
+    onError: (error, context) => options.logger.warn({ err: error, context }, 'usage records not stored yet; kept for the next try'),
+  })
   const gateway = buildGatewayServer({
     holder,
+    usage,
     pepper: controlPlane.secrets.keyPepper,
     logger: options.logger,
     adminForwarder: inProcessForwarder(controlPlane.adminApp),
@@ -67,6 +75,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
   let metricsServer: { url: string; close(): Promise<void> } | null = null
   const closeRest = async (): Promise<void> => {
     await metricsServer?.close()
+    await usage.close()
     unsubscribe()
     await holder.close()
     await controlPlane.close()

@@ -24,6 +24,8 @@ import { systemClock } from '../clock.ts'
 import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, PolicyKind, PolicyRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
 import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
 import { compileLimits } from './limits.ts'
+import { effectiveSettings } from '../identity/settings.ts'
+import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
@@ -199,6 +201,7 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
     allowedWorkspaceIds,
     status: disabled ? 'disabled' as const : 'active' as const,
     models,
+    integrationId: integration?.id ?? null,
     // Tenant-written addresses stay on public networks unless the organisation decided otherwise.
     network: providerNetwork({
       declaredByOperator: provider.managedBy !== null || (integration?.managedBy ?? null) !== null,
@@ -231,7 +234,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
   const organization = await store.organizations.first()
   if (!organization) throw new Error('no organisation yet: run ensureOrganization first')
   const orgId = organization.id
-  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails, ratePolicies, usagePolicies] = await Promise.all([
+  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails, ratePolicies, usagePolicies, modelPrices] = await Promise.all([
     store.workspaces.listAll(orgId),
     store.apiKeys.forSnapshot(orgId, now, RECENTLY_ENDED_MS),
     store.providers.list(orgId),
@@ -243,6 +246,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     store.organisationGuardrails.get(orgId),
     activePolicies(store, orgId, 'rate_limits'),
     activePolicies(store, orgId, 'usage_limits'),
+    store.modelPrices.current(orgId),
   ])
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
@@ -270,6 +274,11 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       provider.allowAllWorkspaces = false
     }
   }
+  // Integration model pricing first; the Model Pricing overrides win where both name a model.
+  const prices = [
+    ...integrations.data.flatMap((integration) => integrationPrices(integration, compiledProviders.filter((p) => p.integrationId === integration.id).map((p) => p.id))),
+    ...overridePrices(modelPrices.filter((price) => inScope(price.workspaceId))),
+  ]
   const input: GatewaySnapshotInput = {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     generation: options.generation,
@@ -282,6 +291,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       name: w.name,
       status: w.status,
       defaultConfigId: resolveConfig(w.defaults.config_id, w.id),
+      logLevel: effectiveSettings(organization.settings, w.settings).log_settings?.level ?? 'full',
     })),
     apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
     providers: compiledProviders,
@@ -300,6 +310,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       now,
       report: sources.report,
     }),
+    prices,
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -42,7 +42,8 @@ const ackBody = z.object({
   problems: z.array(z.object({ path: z.string().max(1000), message: z.string().max(2000) })).max(100).optional(),
 })
 
-function sameToken(presented: string | undefined, expected: string): boolean {
+/** Constant-time check of `Authorization: Bearer <gateway token>`. */
+export function sameToken(presented: string | undefined, expected: string): boolean {
   if (!presented?.startsWith('Bearer ')) return false
   const given = Buffer.from(presented.slice(7))
   const wanted = Buffer.from(expected)

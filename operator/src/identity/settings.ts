@@ -75,6 +75,11 @@ export const apiKeySettingsSchema = z.strictObject({
   }
 })
 
+/** What usage logs keep of each request: counts only (`off`), plus metadata, or the redacted bodies too. */
+export const logSettingsSchema = z.strictObject({
+  level: z.enum(['off', 'metadata', 'full']).optional(),
+})
+
 export const organisationSettingsSchema = z.strictObject({
   session_settings: z.strictObject({
     max_session_ttl: z.int().min(MIN_SESSION_TTL_SECONDS, `max_session_ttl must be at least ${MIN_SESSION_TTL_SECONDS} seconds`).max(31_536_000),
@@ -83,11 +88,13 @@ export const organisationSettingsSchema = z.strictObject({
   api_key_settings: apiKeySettingsSchema.optional(),
   /** Organisation only (workspaces cannot override): let every provider reach private networks. */
   network_settings: z.strictObject({ allow_private_networks: z.boolean().optional() }).optional(),
+  log_settings: logSettingsSchema.optional(),
 })
 
 export const workspaceSettingsSchema = z.strictObject({
   security_settings: securitySettingsSchema.optional(),
   api_key_settings: apiKeySettingsSchema.optional(),
+  log_settings: logSettingsSchema.optional(),
 })
 
 export type OrganisationSettings = z.infer<typeof organisationSettingsSchema>

@@ -23,17 +23,20 @@ import { ApiKeyRepository } from './repos/api-keys.ts'
 import { AuditRepository } from './repos/audit.ts'
 import { ConfigRepository } from './repos/configs.ts'
 import { DeploymentRepository } from './repos/deployments.ts'
+import { FeedbackRepository } from './repos/feedback.ts'
 import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
 import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
+import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
 import { PolicyRepository } from './repos/policies.ts'
 import { ProviderRepository } from './repos/providers.ts'
 import { SecretReferenceRepository } from './repos/secret-references.ts'
 import { BufferedSink, type ChangeSink } from './repos/sink.ts'
 import { CredentialResealer } from './repos/reseal.ts'
+import { UsageLogRepository } from './repos/usage-logs.ts'
 import { UserRepository } from './repos/users.ts'
 import { WorkspaceRepository } from './repos/workspaces.ts'
 import type { SqlDatabase, SqlExecutor } from './sql.ts'
@@ -58,12 +61,16 @@ export interface Repositories {
   organisationGuardrails: OrganisationGuardrailRepository
   deployments: DeploymentRepository
   policies: PolicyRepository
+  modelPrices: ModelPriceRepository
+  feedback: FeedbackRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
 
 export interface Store extends Repositories {
   readonly kind: 'pglite' | 'postgres'
+  /** Usage records and their rollups (written in their own transactions, never inside `transaction`). */
+  readonly usageLogs: UsageLogRepository
   readonly changes: ChangeFeed
   onChange(listener: ChangeListener): () => void
   /** Runs `fn` in one transaction; its changes are published only after commit. */
@@ -90,6 +97,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     organisationGuardrails: new OrganisationGuardrailRepository(db, sink),
     deployments: new DeploymentRepository(db, sink),
     policies: new PolicyRepository(db, sink),
+    modelPrices: new ModelPriceRepository(db, sink),
+    feedback: new FeedbackRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -122,6 +131,7 @@ export async function storeOnDatabase(db: SqlDatabase, options: { encryptionKey?
     kind: db.kind,
     changes,
     ...repositories(db, immediate, keyring),
+    usageLogs: new UsageLogRepository(db),
     onChange: (listener) => changes.onChange(listener),
     async transaction(fn) {
       const sink = new BufferedSink()
@@ -149,7 +159,10 @@ export type { GuardrailRecord } from './repos/guardrails.ts'
 export type { OrganisationGuardrails } from './repos/organisation-guardrails.ts'
 export type { GlobalWorkspaceAccess, IntegrationModel, IntegrationRecord, WorkspaceAccess } from './repos/integrations.ts'
 export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
+export type { FeedbackRecord } from './repos/feedback.ts'
+export type { ModelPriceFields, ModelPriceKey, ModelPriceRecord } from './repos/model-prices.ts'
 export type { ResealReport } from './repos/reseal.ts'
+export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './repos/usage-logs.ts'
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'

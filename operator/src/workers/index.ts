@@ -1,5 +1,5 @@
 /**
- * Background workers of the control plane: key expiry and scheduled key rotation.
+ * Background workers of the control plane: key expiry, scheduled key rotation, usage-log retention.
  *
  *   const stop = startWorkers({ store, pepper, logger, clock? })
  *
@@ -12,6 +12,7 @@ import type { RotatedKey } from '../identity/api-keys.ts'
 import type { Store } from '../store/index.ts'
 import { createKeyExpiryWorker } from './key-expiry.ts'
 import { createKeyRotationWorker } from './key-rotation.ts'
+import { createUsageRetentionWorker, retentionFromEnv } from './usage-retention.ts'
 
 export interface WorkerOptions {
   store: Store
@@ -19,12 +20,17 @@ export interface WorkerOptions {
   logger: Pick<Logger, 'error' | 'warn' | 'info'>
   clock?: Clock
   onRotated?: (rotated: RotatedKey) => void | Promise<void>
+  /** Environment for the retention windows (GATEHOUSE_LOG_RETENTION_DAYS, GATEHOUSE_METRICS_RETENTION_DAYS). */
+  env?: NodeJS.ProcessEnv
 }
 
 export function startWorkers(options: WorkerOptions): () => void {
   const clock = options.clock ?? systemClock
   const onError = (worker: string) => (error: unknown) => options.logger.error({ err: error, worker }, 'background worker run failed')
-  const stops = [createKeyExpiryWorker({ store: options.store, clock, onError: onError('key-expiry') }).start()]
+  const stops = [
+    createKeyExpiryWorker({ store: options.store, clock, onError: onError('key-expiry') }).start(),
+    createUsageRetentionWorker({ store: options.store, clock, policy: retentionFromEnv(options.env ?? {}), onError: onError('usage-retention') }).start(),
+  ]
   if (options.pepper) {
     const onRotated = options.onRotated ?? ((rotated: RotatedKey) => {
       options.logger.info({ keyId: rotated.key.id, transitionEndsAt: rotated.transitionEndsAt }, 'API key rotated on schedule')

@@ -6,19 +6,24 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { AdminContext } from '../context.ts'
+import { analyticsRoutes } from './analytics.ts'
 import { apiKeyRoutes } from './api-keys.ts'
 import { auditLogRoutes } from './audit-logs.ts'
 import { configRoutes } from './configs.ts'
 import { deploymentRoutes } from './deployments.ts'
 import { encryptionRoutes } from './encryption.ts'
+import { feedbackRoutes } from './feedback.ts'
 import { guardrailRoutes } from './guardrails.ts'
 import { healthRoutes } from './health.ts'
 import { integrationRoutes } from './integrations.ts'
 import { inviteRoutes } from './invites.ts'
+import { logRoutes } from './logs.ts'
 import { memberRoutes } from './members.ts'
 import { organisationGuardrailRoutes } from './organisation-guardrails.ts'
+import { modelPricingRoutes } from './model-pricing.ts'
 import { policyRoutes } from './policies.ts'
 import { providerRoutes } from './providers.ts'
+import { publicPricingRoutes } from './public-pricing.ts'
 import { secretReferenceRoutes } from './secret-references.ts'
 import { settingsRoutes } from './settings.ts'
 import { userRoutes } from './users.ts'
@@ -50,4 +55,9 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'usage-limit-policies', prefixes: ['/v1/policies/usage-limits'], register: policyRoutes('usage_limits') },
   { name: 'health', prefixes: ['/v1/health'], register: healthRoutes },
   { name: 'encryption', prefixes: ['/v1/admin/encryption'], register: encryptionRoutes },
+  { name: 'logs', prefixes: ['/v1/logs'], register: logRoutes },
+  { name: 'analytics', prefixes: ['/v1/analytics'], register: analyticsRoutes },
+  { name: 'feedback', prefixes: ['/v1/feedback'], register: feedbackRoutes },
+  { name: 'model-pricing', prefixes: ['/v1/model-pricing'], register: modelPricingRoutes },
+  { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
 ]

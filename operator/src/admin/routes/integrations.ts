@@ -67,7 +67,12 @@ const modelSchema = z.strictObject({
   is_custom: z.boolean().optional(),
   is_finetune: z.boolean().optional(),
   base_model_slug: z.string().min(1).max(255).nullable().optional(),
-  pricing_config: z.record(z.string(), z.unknown()).nullable().optional(),
+  /** US cents per unit, as the spec's ModelPricingConfig: `{type: "static", pay_as_you_go: {request_token: {price}, ...}}`. */
+  pricing_config: z.looseObject({
+    type: z.literal('static').optional(),
+    pay_as_you_go: z.record(z.string().max(64), z.looseObject({ price: z.number().min(0).max(1e6) })).optional(),
+    currency: z.literal('USD').optional(),
+  }).nullable().optional(),
 })
 const modelsUpdateSchema = z.strictObject({ models: z.array(modelSchema).max(1000), allow_all_models: z.boolean().optional() })
 

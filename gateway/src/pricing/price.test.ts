@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest'
+import type { PriceOverride } from './price.ts'
+import { costOf, priceFor, tablePrice } from './price.ts'
+import { PRICING_TABLE_VERSION } from './table.ts'
+
+const override = (fields: Partial<PriceOverride> & Pick<PriceOverride, 'provider' | 'model'>): PriceOverride => ({
+  workspaceId: null, input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null,
+  perImage: null, perAudioSecond: null, version: 'v1', ...fields,
+})
+
+describe('the shipped table', () => {
+  it('finds dated, versioned and vendor-prefixed ids by their family', () => {
+    expect(tablePrice('openai', 'gpt-4o-mini-2024-07-18')?.input).toBeCloseTo(0.15e-6, 15)
+    expect(tablePrice('openai', 'gpt-4o-2024-08-06')?.output).toBeCloseTo(10e-6, 15)
+    expect(tablePrice('anthropic', 'claude-3-5-sonnet-20241022')?.cacheWrite).toBeCloseTo(3.75e-6, 15)
+    expect(tablePrice('bedrock', 'us.anthropic.claude-3-5-haiku-20241022-v1:0')?.input).toBeCloseTo(0.8e-6, 15)
+    expect(tablePrice('bedrock', 'amazon.nova-pro-v1:0')?.output).toBeCloseTo(3.2e-6, 15)
+    expect(tablePrice('vertex-ai', 'claude-3-5-sonnet@20240620')?.input).toBeCloseTo(3e-6, 15)
+    expect(tablePrice('vertex-ai', 'gemini-2.0-flash-001')?.input).toBeCloseTo(0.1e-6, 15)
+    expect(tablePrice('azure-openai', 'gpt-4o')?.version).toBe(PRICING_TABLE_VERSION)
+    expect(tablePrice('cohere', 'rerank-v3.5')?.perSearchUnit).toBe(0.002)
+  })
+
+  it('keeps a dearer variant apart from its family and knows nothing of unknown models', () => {
+    expect(tablePrice('openai', 'o1-pro-2025-03-19')?.input).toBeCloseTo(150e-6, 15)
+    expect(tablePrice('openai', 'o1-2024-12-17')?.input).toBeCloseTo(15e-6, 15)
+    expect(tablePrice('openai', 'my-finetune')).toBeNull()
+    expect(tablePrice('together-ai', 'anything')).toBeNull()
+    expect(tablePrice('ollama', 'llama3')?.input).toBe(0)
+  })
+})
+
+describe('priceFor', () => {
+  const overrides = [
+    override({ provider: 'openai', model: 'gpt-4o', input: 1e-6, version: 'kind' }),
+    override({ provider: 'openai', model: 'gpt-4o', workspaceId: 'ws1', input: 2e-6, version: 'kind-ws' }),
+    override({ provider: 'prov-1', model: 'gpt-4o', input: 3e-6, version: 'id' }),
+    override({ provider: 'prov-1', model: 'gpt-4o', workspaceId: 'ws1', input: 4e-6, version: 'id-ws' }),
+    override({ provider: 'openai', model: 'custom-model', input: 5e-6, output: 6e-6, version: 'custom' }),
+  ]
+
+  it('takes the most specific override and the table for the fields it leaves null', () => {
+    expect(priceFor('openai', 'prov-1', 'gpt-4o', 'ws1', overrides)).toMatchObject({ input: 4e-6, version: 'id-ws', source: 'override' })
+    expect(priceFor('openai', 'prov-1', 'gpt-4o', 'ws2', overrides)).toMatchObject({ input: 3e-6, version: 'id' })
+    expect(priceFor('openai', 'prov-2', 'gpt-4o', 'ws1', overrides)).toMatchObject({ input: 2e-6, version: 'kind-ws' })
+    const kindWide = priceFor('openai', 'prov-2', 'gpt-4o', null, overrides)!
+    expect(kindWide).toMatchObject({ input: 1e-6, version: 'kind' })
+    expect(kindWide.output).toBeCloseTo(10e-6, 15)
+    expect(priceFor('openai', null, 'custom-model', null, overrides)).toMatchObject({ input: 5e-6, output: 6e-6 })
+    expect(priceFor('openai', null, 'gpt-4o-mini', null, overrides)?.source).toBe('table')
+  })
+})
+
+describe('costOf', () => {
+  it('bills cached input, cache writes and reasoning at their own rates', () => {
+    const price = tablePrice('anthropic', 'claude-3-5-sonnet')!
+    // 1000 input of which 600 read from cache and 100 written to it; 500 output.
+    const cost = costOf({ inputTokens: 1000, outputTokens: 500, cachedInputTokens: 600, cacheWriteInputTokens: 100 }, price)
+    expect(cost).toBeCloseTo((300 * 3 + 600 * 0.3 + 100 * 3.75 + 500 * 15) / 1e6, 12)
+  })
+
+  it('bills cached input as input where the price has no cached rate, and units beyond tokens', () => {
+    const price = tablePrice('openai', 'gpt-4-turbo')!
+    expect(costOf({ inputTokens: 1000, outputTokens: 0, cachedInputTokens: 1000 }, price)).toBeCloseTo(1000 * 10e-6, 12)
+    expect(costOf({ inputTokens: 0, outputTokens: 0, searchUnits: 3 }, tablePrice('cohere', 'rerank-v3.5')!)).toBeCloseTo(0.006, 12)
+    expect(costOf({ inputTokens: 0, outputTokens: 0 }, tablePrice('openai', 'dall-e-3')!, { images: 2 })).toBeCloseTo(0.08, 12)
+    expect(costOf({ inputTokens: 0, outputTokens: 0, pages: 10 }, tablePrice('mistral-ai', 'mistral-ocr-latest')!)).toBeCloseTo(0.01, 12)
+  })
+})

@@ -1,0 +1,219 @@
+/**
+ * Prices and costs. `priceFor` answers what one model costs for one workspace: a snapshot override
+ * (the most specific one: provider id before provider kind, workspace before organisation) on top
+ * of the shipped table; `costOf` turns a usage into USD. Both are pure and cheap: the override
+ * index is built once per snapshot (keyed on the snapshot's `prices` array) and a lookup is a few
+ * map reads, because the account stage and the budget reservation call them on every request.
+ */
+import type { Usage } from '../providers/canonical.ts'
+import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type PriceRow } from './table.ts'
+
+/** USD per unit: per token for text, per image, per second of audio, per search unit, per page. */
+export interface Price {
+  readonly input: number
+  readonly output: number
+  /** Null: cached input bills as input. */
+  readonly cachedInput: number | null
+  /** Null: cache writes bill as input. */
+  readonly cacheWrite: number | null
+  /** Null: reasoning tokens bill as output. */
+  readonly reasoning: number | null
+  readonly perImage: number | null
+  readonly perAudioSecond: number | null
+  readonly perSearchUnit: number | null
+  readonly perPage: number | null
+  /** The table version, or the override's version. */
+  readonly version: string
+  readonly source: 'table' | 'override'
+}
+
+/**
+ * A price override as the snapshot carries it (`snapshot.prices`, USD per unit; null fields keep
+ * the table's value). Declared here, not imported, because pricing sits below the snapshot.
+ */
+export interface PriceOverride {
+  readonly provider: string
+  readonly model: string
+  readonly workspaceId: string | null
+  readonly input: number | null
+  readonly output: number | null
+  readonly cachedInput: number | null
+  readonly cacheWrite: number | null
+  readonly reasoning: number | null
+  readonly perImage: number | null
+  readonly perAudioSecond: number | null
+  readonly version: string
+}
+
+/** What a usage record may add to tokens: generated images, seconds of audio. */
+export interface BilledUnits {
+  readonly images?: number
+  readonly audioSeconds?: number
+}
+
+const PER_MILLION = 1_000_000
+
+function fromRow(row: PriceRow): Price {
+  if (Array.isArray(row)) {
+    const [input, output, cachedInput, cacheWrite] = row as readonly [number, number, (number | null)?, (number | null)?]
+    return {
+      input: input / PER_MILLION,
+      output: output / PER_MILLION,
+      cachedInput: cachedInput == null ? null : cachedInput / PER_MILLION,
+      cacheWrite: cacheWrite == null ? null : cacheWrite / PER_MILLION,
+      reasoning: null,
+      perImage: null,
+      perAudioSecond: null,
+      perSearchUnit: null,
+      perPage: null,
+      version: PRICING_TABLE_VERSION,
+      source: 'table',
+    }
+  }
+  const units = row as Exclude<PriceRow, readonly unknown[]>
+  return {
+    ...ZERO,
+    perImage: units.perImage ?? null,
+    perAudioSecond: units.perAudioSecond ?? null,
+    perSearchUnit: units.perSearchUnit ?? null,
+    perPage: units.perPage ?? null,
+  }
+}
+
+const ZERO: Price = {
+  input: 0, output: 0, cachedInput: null, cacheWrite: null, reasoning: null,
+  perImage: null, perAudioSecond: null, perSearchUnit: null, perPage: null,
+  version: PRICING_TABLE_VERSION, source: 'table',
+}
+
+/** Converted once at load: kind -> model -> price. */
+const tables: ReadonlyMap<string, ReadonlyArray<ReadonlyMap<string, Price>>> = new Map(
+  Object.entries(PRICING_TABLES).map(([kind, list]) => [kind, list.map((table) => new Map(Object.entries(table).map(([model, row]) => [model, fromRow(row)])))]),
+)
+
+/** Bedrock ids carry a region prefix (`us.`) and a vendor prefix (`anthropic.`): the table keys have neither. */
+function bedrockName(model: string): string {
+  const parts = model.split('.')
+  if (parts.length >= 3 && /^[a-z]{2,6}$/.test(parts[0]!) && !parts[0]!.includes('-')) parts.shift()
+  return parts.length >= 2 ? parts.slice(1).join('.') : model
+}
+
+/** The model id, then shorter ids cut at `-`, `@` or `:` (dated and versioned ids find their family). */
+function* candidates(model: string): Generator<string> {
+  let name = model.toLowerCase()
+  while (name.length > 0) {
+    yield name
+    const cut = Math.max(name.lastIndexOf('-'), name.lastIndexOf('@'), name.lastIndexOf(':'))
+    if (cut <= 0) return
+    name = name.slice(0, cut)
+  }
+}
+
+const tableCache = new Map<string, Price | null>()
+const TABLE_CACHE_MAX = 10_000
+
+/** The shipped table's price for a model of a provider kind, or null when the table has none. */
+export function tablePrice(providerKind: string, model: string): Price | null {
+  const cacheKey = `${providerKind}\u0000${model}`
+  const cached = tableCache.get(cacheKey)
+  if (cached !== undefined) return cached
+  let found: Price | null = FREE_KINDS.has(providerKind) ? ZERO : null
+  const list = tables.get(providerKind)
+  if (list && found === null) {
+    const name = providerKind === 'bedrock' ? bedrockName(model) : model
+    outer: for (const candidate of candidates(name)) {
+      for (const table of list) {
+        const price = table.get(candidate)
+        if (price) {
+          found = price
+          break outer
+        }
+      }
+    }
+  }
+  if (tableCache.size >= TABLE_CACHE_MAX) tableCache.clear()
+  tableCache.set(cacheKey, found)
+  return found
+}
+
+type OverrideIndex = ReadonlyMap<string, PriceOverride>
+const overrideIndexes = new WeakMap<readonly PriceOverride[], OverrideIndex>()
+
+function overrideKey(provider: string, model: string, workspaceId: string | null): string {
+  return `${provider}\u0000${workspaceId ?? ''}\u0000${model.toLowerCase()}`
+}
+
+function indexOf(overrides: readonly PriceOverride[]): OverrideIndex {
+  let index = overrideIndexes.get(overrides)
+  if (!index) {
+    const built = new Map<string, PriceOverride>()
+    for (const entry of overrides) built.set(overrideKey(entry.provider, entry.model, entry.workspaceId), entry)
+    overrideIndexes.set(overrides, built)
+    index = built
+  }
+  return index
+}
+
+function applyOverride(base: Price | null, override: PriceOverride): Price {
+  const from = base ?? ZERO
+  return {
+    input: override.input ?? from.input,
+    output: override.output ?? from.output,
+    cachedInput: override.cachedInput ?? from.cachedInput,
+    cacheWrite: override.cacheWrite ?? from.cacheWrite,
+    reasoning: override.reasoning ?? from.reasoning,
+    perImage: override.perImage ?? from.perImage,
+    perAudioSecond: override.perAudioSecond ?? from.perAudioSecond,
+    perSearchUnit: from.perSearchUnit,
+    perPage: from.perPage,
+    version: override.version,
+    source: 'override',
+  }
+}
+
+/**
+ * The price of `model` at a provider for a workspace: the most specific override (provider id and
+ * workspace, provider id, provider kind and workspace, provider kind), each field it leaves null
+ * taken from the shipped table; else the table; else null (unpriced: cost unknown).
+ */
+export function priceFor(
+  providerKind: string,
+  providerId: string | null,
+  model: string,
+  workspaceId: string | null,
+  overrides: readonly PriceOverride[],
+): Price | null {
+  const table = tablePrice(providerKind, model)
+  if (overrides.length === 0) return table
+  const index = indexOf(overrides)
+  const override =
+    (providerId !== null && workspaceId !== null ? index.get(overrideKey(providerId, model, workspaceId)) : undefined) ??
+    (providerId !== null ? index.get(overrideKey(providerId, model, null)) : undefined) ??
+    (workspaceId !== null ? index.get(overrideKey(providerKind, model, workspaceId)) : undefined) ??
+    index.get(overrideKey(providerKind, model, null))
+  return override ? applyOverride(table, override) : table
+}
+
+/**
+ * USD for a usage at a price (fractional, unrounded). Canonical usage counts cached input and
+ * cache writes inside `inputTokens`, and reasoning inside `outputTokens`; each part bills at its
+ * own rate where the price has one.
+ */
+export function costOf(usage: Usage, price: Price, units: BilledUnits = {}): number {
+  const cached = usage.cachedInputTokens ?? 0
+  const written = usage.cacheWriteInputTokens ?? 0
+  const reasoning = usage.reasoningTokens ?? 0
+  const plainInput = Math.max(0, usage.inputTokens - cached - written)
+  const plainOutput = Math.max(0, usage.outputTokens - reasoning)
+  let cost =
+    plainInput * price.input +
+    cached * (price.cachedInput ?? price.input) +
+    written * (price.cacheWrite ?? price.input) +
+    plainOutput * price.output +
+    reasoning * (price.reasoning ?? price.output)
+  if (usage.searchUnits) cost += usage.searchUnits * (price.perSearchUnit ?? 0)
+  if (usage.pages) cost += usage.pages * (price.perPage ?? 0)
+  if (units.images) cost += units.images * (price.perImage ?? 0)
+  if (units.audioSeconds) cost += units.audioSeconds * (price.perAudioSecond ?? 0)
+  return cost
+}

@@ -1,0 +1,44 @@
+/**
+ * The public pricing lookup's answer (`GET /model-configs/pricing/{provider}/{model}`): the spec's
+ * ModelPricingConfig, prices in US cents per unit (per token, per image, per second of audio).
+ */
+import { tablePrice, type Price } from './price.ts'
+
+const CENTS = 100
+
+export interface ModelPricingConfig {
+  pay_as_you_go: Record<string, unknown>
+  currency: 'USD'
+  version: string
+}
+
+export function modelPricingConfig(price: Price): ModelPricingConfig {
+  const cents = (value: number | null) => (value === null ? undefined : { price: value * CENTS })
+  const payAsYouGo: Record<string, unknown> = {
+    request_token: cents(price.input),
+    response_token: cents(price.output),
+    cache_read_input_token: cents(price.cachedInput),
+    cache_write_input_token: cents(price.cacheWrite),
+    reasoning_token: cents(price.reasoning),
+  }
+  const additional: Record<string, unknown> = {}
+  if (price.perImage !== null) payAsYouGo.image = { default: { default: { price: price.perImage * CENTS } } }
+  if (price.perAudioSecond !== null) additional.audio_seconds = { price: price.perAudioSecond * CENTS }
+  if (price.perSearchUnit !== null) additional.search_units = { price: price.perSearchUnit * CENTS }
+  if (price.perPage !== null) additional.pages = { price: price.perPage * CENTS }
+  if (Object.keys(additional).length > 0) payAsYouGo.additional_units = additional
+  for (const [key, value] of Object.entries(payAsYouGo)) if (value === undefined) delete payAsYouGo[key]
+  return { pay_as_you_go: payAsYouGo, currency: 'USD', version: price.version }
+}
+
+/** Provider ids of the public API (`azure-openai`, `vertex-ai`...) are Gatehouse's provider kinds; `mistral` is accepted for `mistral-ai`. */
+export const PRICING_PROVIDER_ALIASES: Readonly<Record<string, string>> = { mistral: 'mistral-ai', 'azure-ai': 'azure-openai', vertex: 'vertex-ai', gemini: 'google' }
+
+export const PUBLIC_PRICING_PATH = '/model-configs/pricing/:provider/*'
+
+/** The lookup's answer for a provider id and model id (status and body), shared by both planes' routes. */
+export function publicPricingAnswer(provider: string, model: string): { status: 200; body: ModelPricingConfig } | { status: 404; body: { error: string } } {
+  const kind = PRICING_PROVIDER_ALIASES[provider] ?? provider
+  const price = model.length > 0 && model.length <= 512 ? tablePrice(kind, model) : null
+  return price ? { status: 200, body: modelPricingConfig(price) } : { status: 404, body: { error: 'Model not found' } }
+}

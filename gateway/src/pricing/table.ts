@@ -1,0 +1,157 @@
+/**
+ * The shipped pricing table: public list prices of the model families Gatehouse speaks, as data.
+ * Units: USD per 1,000,000 tokens (text), USD per image, USD per second of audio, USD per search
+ * unit (rerank) and per page (OCR). Standard (non-batch, non-priority) tier, the lowest context
+ * tier where a provider charges by prompt length. Workspaces and integrations override any row
+ * through the admin API (snapshot `prices`); a model missing here costs nothing until priced.
+ *
+ * Rows are looked up by exact model id, then by the id cut at its last `-`, `@` or `:` (so dated
+ * and versioned ids such as `claude-3-5-sonnet-20241022` or `gpt-4o-mini-2024-07-18` find their
+ * family's row). A variant that costs more than its family (`o1-pro`) therefore needs its own row.
+ */
+
+export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-01'
+
+/** [input, output, cached input, cache write] in USD per 1M tokens; reasoning tokens bill as output. */
+export type TokenRow = readonly [input: number, output: number, cachedInput?: number | null, cacheWrite?: number | null]
+
+export interface UnitRow {
+  readonly perImage?: number
+  readonly perAudioSecond?: number
+  readonly perSearchUnit?: number
+  readonly perPage?: number
+}
+
+export type PriceRow = TokenRow | UnitRow
+
+const openai: Record<string, PriceRow> = {
+  'gpt-5': [1.25, 10, 0.125],
+  'gpt-5-mini': [0.25, 2, 0.025],
+  'gpt-5-nano': [0.05, 0.4, 0.005],
+  'gpt-4.1': [2, 8, 0.5],
+  'gpt-4.1-mini': [0.4, 1.6, 0.1],
+  'gpt-4.1-nano': [0.1, 0.4, 0.025],
+  'gpt-4o': [2.5, 10, 1.25],
+  'gpt-4o-mini': [0.15, 0.6, 0.075],
+  'gpt-4-turbo': [10, 30],
+  'gpt-4': [30, 60],
+  'gpt-3.5-turbo': [0.5, 1.5],
+  'gpt-3.5-turbo-instruct': [1.5, 2],
+  'o1': [15, 60, 7.5],
+  'o1-pro': [150, 600],
+  'o1-mini': [1.1, 4.4, 0.55],
+  'o3': [2, 8, 0.5],
+  'o3-pro': [20, 80],
+  'o3-mini': [1.1, 4.4, 0.55],
+  'o4-mini': [1.1, 4.4, 0.275],
+  'text-embedding-3-small': [0.02, 0],
+  'text-embedding-3-large': [0.13, 0],
+  'text-embedding-ada-002': [0.1, 0],
+  'omni-moderation-latest': [0, 0],
+  'dall-e-3': { perImage: 0.04 },
+  'dall-e-2': { perImage: 0.02 },
+  'whisper-1': { perAudioSecond: 0.0001 },
+}
+
+const anthropic: Record<string, PriceRow> = {
+  'claude-opus-4-5': [5, 25, 0.5, 6.25],
+  'claude-opus-4-1': [15, 75, 1.5, 18.75],
+  'claude-opus-4': [15, 75, 1.5, 18.75],
+  'claude-sonnet-4-5': [3, 15, 0.3, 3.75],
+  'claude-sonnet-4': [3, 15, 0.3, 3.75],
+  'claude-haiku-4-5': [1, 5, 0.1, 1.25],
+  'claude-3-7-sonnet': [3, 15, 0.3, 3.75],
+  'claude-3-5-sonnet': [3, 15, 0.3, 3.75],
+  'claude-3-5-haiku': [0.8, 4, 0.08, 1],
+  'claude-3-opus': [15, 75, 1.5, 18.75],
+  'claude-3-haiku': [0.25, 1.25, 0.03, 0.3],
+}
+
+const google: Record<string, PriceRow> = {
+  'gemini-2.5-pro': [1.25, 10, 0.125],
+  'gemini-2.5-flash': [0.3, 2.5, 0.03],
+  'gemini-2.5-flash-lite': [0.1, 0.4, 0.01],
+  'gemini-2.0-flash': [0.1, 0.4, 0.025],
+  'gemini-2.0-flash-lite': [0.075, 0.3],
+  'gemini-1.5-pro': [1.25, 5],
+  'gemini-1.5-flash': [0.075, 0.3],
+  'gemini-embedding-001': [0.15, 0],
+  'text-embedding-004': [0, 0],
+}
+
+const cohere: Record<string, PriceRow> = {
+  'command-a': [2.5, 10],
+  'command-r-plus': [2.5, 10],
+  'command-r': [0.15, 0.6],
+  'command-r7b': [0.0375, 0.15],
+  'embed-english-v3.0': [0.1, 0],
+  'embed-multilingual-v3.0': [0.1, 0],
+  'embed-v4.0': [0.12, 0],
+  'rerank-v3.5': { perSearchUnit: 0.002 },
+  'rerank-english-v3.0': { perSearchUnit: 0.002 },
+  'rerank-multilingual-v3.0': { perSearchUnit: 0.002 },
+}
+
+const mistral: Record<string, PriceRow> = {
+  'mistral-large': [2, 6],
+  'mistral-medium': [0.4, 2],
+  'mistral-small': [0.1, 0.3],
+  'codestral': [0.3, 0.9],
+  'pixtral-large': [2, 6],
+  'open-mistral-nemo': [0.15, 0.15],
+  'ministral-8b': [0.1, 0.1],
+  'ministral-3b': [0.04, 0.04],
+  'mistral-embed': [0.1, 0],
+  'mistral-ocr': { perPage: 0.001 },
+}
+
+/** Models only Bedrock sells (Amazon's own, Meta's through Bedrock), by their id without the vendor prefix. */
+const bedrockOwn: Record<string, PriceRow> = {
+  'nova-premier': [2.5, 12.5],
+  'nova-pro': [0.8, 3.2, 0.2],
+  'nova-lite': [0.06, 0.24, 0.015],
+  'nova-micro': [0.035, 0.14, 0.00875],
+  'titan-embed-text-v2': [0.02, 0],
+  'titan-text-express': [0.2, 0.6],
+  'llama3-3-70b-instruct': [0.72, 0.72],
+  'llama3-1-70b-instruct': [0.72, 0.72],
+  'llama3-1-8b-instruct': [0.22, 0.22],
+}
+
+const groq: Record<string, PriceRow> = {
+  'llama-3.3-70b-versatile': [0.59, 0.79],
+  'llama-3.1-8b-instant': [0.05, 0.08],
+}
+
+const deepseek: Record<string, PriceRow> = {
+  'deepseek-chat': [0.28, 0.42, 0.028],
+  'deepseek-reasoner': [0.28, 0.42, 0.028],
+}
+
+const xai: Record<string, PriceRow> = {
+  'grok-4': [3, 15, 0.75],
+  'grok-3': [3, 15, 0.75],
+  'grok-3-mini': [0.3, 0.5, 0.075],
+}
+
+/**
+ * Tables by provider kind. A kind that resells another family's models lists that family's
+ * table after its own (Azure OpenAI sells OpenAI's models; Vertex AI sells Gemini and Claude;
+ * Bedrock sells Claude, Command, Mistral and its own).
+ */
+export const PRICING_TABLES: Readonly<Record<string, readonly Record<string, PriceRow>[]>> = {
+  openai: [openai],
+  'azure-openai': [openai],
+  anthropic: [anthropic],
+  google: [google],
+  'vertex-ai': [google, anthropic],
+  bedrock: [bedrockOwn, anthropic, cohere, mistral],
+  cohere: [cohere],
+  'mistral-ai': [mistral],
+  groq: [groq],
+  deepseek: [deepseek],
+  'x-ai': [xai],
+}
+
+/** Servers on the caller's own hardware: priced at zero rather than unknown. */
+export const FREE_KINDS: ReadonlySet<string> = new Set(['ollama', 'vllm', 'lm-studio'])

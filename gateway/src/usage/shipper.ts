@@ -1,0 +1,185 @@
+/**
+ * The gateway's usage sink: drafts queue in memory (returning at once), and a timer (or a full
+ * batch) serialises them off the request path and ships them to the control plane. A batch the
+ * control plane did not take goes to the on-disk spool; spooled batches are sent, oldest first,
+ * before new ones once it answers again. Records carry ids, so a batch sent twice is stored once.
+ *
+ * Without a spool (no directory configured) failed batches wait in memory, bounded by
+ * `maxQueuedRecords`: past it the oldest lose their bodies first, then (only then) the oldest
+ * records go, counted in `recordsDropped`.
+ */
+import type { UsageRecord } from '../snapshot/usage-record.ts'
+import { toUsageRecord, type UsageDraft, type UsageSink } from './draft.ts'
+import type { UsageSpool } from './spool.ts'
+
+/** Delivers one serialised batch (`{"records":[...]}`); throws when the control plane did not store it. */
+export type UsageTransport = (body: string, count: number) => Promise<void>
+
+export interface UsageShipperOptions {
+  transport: UsageTransport
+  spool?: UsageSpool | null
+  batchSize?: number
+  flushIntervalMs?: number
+  maxQueuedRecords?: number
+  onError?: (error: unknown, context: string) => void
+}
+
+export interface UsageShipperStats {
+  queued: number
+  shipped: number
+  spooled: number
+  /** Records whose bodies were shed (memory or spool) to stay bounded. */
+  bodiesDropped: number
+  /** Records lost outright: only without a spool, past the memory bound. */
+  recordsDropped: number
+  spoolBytes: number
+  spoolSegments: number
+}
+
+const DEFAULTS = { batchSize: 500, flushIntervalMs: 1000, maxQueuedRecords: 50_000 }
+
+export class UsageShipper implements UsageSink {
+  readonly #options: Required<Omit<UsageShipperOptions, 'spool' | 'onError'>> & Pick<UsageShipperOptions, 'onError'>
+  readonly #spool: UsageSpool | null
+  #queue: UsageDraft[] = []
+  /** Serialised batches that failed and have no spool to go to. */
+  #held: string[][] = []
+  #timer: NodeJS.Timeout | null = null
+  #immediate: NodeJS.Immediate | null = null
+  #running: Promise<void> = Promise.resolve()
+  #shipped = 0
+  #spooled = 0
+  #memoryBodiesDropped = 0
+  #recordsDropped = 0
+
+  constructor(options: UsageShipperOptions) {
+    this.#options = { ...DEFAULTS, ...options }
+    this.#spool = options.spool ?? null
+  }
+
+  /** Starts the flush timer (and drains what an earlier process spooled). */
+  start(): void {
+    if (this.#timer !== null) return
+    this.#timer = setInterval(() => void this.flush(), this.#options.flushIntervalMs)
+    this.#timer.unref()
+    void this.flush()
+  }
+
+  offer(draft: UsageDraft): void {
+    this.#queue.push(draft)
+    if (this.#queue.length >= this.#options.batchSize && this.#immediate === null) {
+      this.#immediate = setImmediate(() => {
+        this.#immediate = null
+        void this.flush()
+      })
+    }
+  }
+
+  stats(): UsageShipperStats {
+    const spool = this.#spool?.stats()
+    return {
+      queued: this.#queue.length + this.#held.reduce((sum, batch) => sum + batch.length, 0),
+      shipped: this.#shipped,
+      spooled: this.#spooled,
+      bodiesDropped: this.#memoryBodiesDropped + (spool?.bodiesDropped ?? 0),
+      recordsDropped: this.#recordsDropped,
+      spoolBytes: spool?.bytes ?? 0,
+      spoolSegments: spool?.segments ?? 0,
+    }
+  }
+
+  /** Ships everything queued (one flush at a time); never throws. */
+  flush(): Promise<void> {
+    this.#running = this.#running.then(() => this.#flushOnce()).catch((error: unknown) => this.#options.onError?.(error, 'usage flush'))
+    return this.#running
+  }
+
+  /** Stops the timer and ships (or spools) what is left. */
+  async close(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer)
+    if (this.#immediate !== null) clearImmediate(this.#immediate)
+    this.#timer = null
+    this.#immediate = null
+    await this.flush()
+  }
+
+  async #flushOnce(): Promise<void> {
+    // Older first: what the spool (or memory) holds, then the queue.
+    if (!(await this.#drainBacklog())) {
+      await this.#parkQueue()
+      return
+    }
+    while (this.#queue.length > 0) {
+      const drafts = this.#queue.splice(0, this.#options.batchSize)
+      const lines = serialise(drafts)
+      if (!(await this.#send(lines))) {
+        await this.#park(lines)
+        await this.#parkQueue()
+        return
+      }
+    }
+  }
+
+  async #send(lines: readonly string[]): Promise<boolean> {
+    try {
+      await this.#options.transport(`{"records":[${lines.join(',')}]}`, lines.length)
+      this.#shipped += lines.length
+      return true
+    } catch (error) {
+      this.#options.onError?.(error, 'usage delivery')
+      return false
+    }
+  }
+
+  /** Sends held and spooled batches oldest first; false when the control plane still does not take them. */
+  async #drainBacklog(): Promise<boolean> {
+    while (this.#held.length > 0) {
+      if (!(await this.#send(this.#held[0]!))) return false
+      this.#held.shift()
+    }
+    if (this.#spool === null) return true
+    for (;;) {
+      const segment = await this.#spool.oldest()
+      if (segment === null) return true
+      if (!(await this.#send(segment.lines))) return false
+      await this.#spool.remove(segment.name)
+    }
+  }
+
+  /** While the control plane is away, the queue goes to the spool batch by batch. */
+  async #parkQueue(): Promise<void> {
+    while (this.#queue.length > 0) await this.#park(serialise(this.#queue.splice(0, this.#options.batchSize)))
+  }
+
+  async #park(lines: string[]): Promise<void> {
+    this.#spooled += lines.length
+    if (this.#spool !== null) {
+      await this.#spool.append(lines)
+      return
+    }
+    this.#held.push(lines)
+    this.#boundMemory()
+  }
+
+  #boundMemory(): void {
+    let total = this.#held.reduce((sum, batch) => sum + batch.length, 0)
+    if (total <= this.#options.maxQueuedRecords) return
+    for (const batch of this.#held) {
+      for (let index = 0; index < batch.length; index++) {
+        const record = JSON.parse(batch[index]!) as UsageRecord
+        if (record.requestBody === null && record.responseBody === null) continue
+        batch[index] = JSON.stringify({ ...record, requestBody: null, responseBody: null, bodiesDropped: true })
+        this.#memoryBodiesDropped++
+      }
+    }
+    while (total > this.#options.maxQueuedRecords && this.#held.length > 1) {
+      const dropped = this.#held.shift()!
+      total -= dropped.length
+      this.#recordsDropped += dropped.length
+    }
+  }
+}
+
+function serialise(drafts: readonly UsageDraft[]): string[] {
+  return drafts.map((draft) => JSON.stringify(toUsageRecord(draft)))
+}
