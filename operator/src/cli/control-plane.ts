@@ -18,7 +18,8 @@ import { registerSyncRoutes } from '../distribution/sync-routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
 import { applyResources } from '../resources/apply.ts'
 import { fileSecretResolver, loadResourceFiles } from '../resources/files.ts'
-import { openStore, type Store } from '../store/index.ts'
+import { openStore, storeOnDatabase, type Store } from '../store/index.ts'
+import type { SqlDatabase } from '../store/sql.ts'
 import { startWorkers } from '../workers/index.ts'
 import { localSecrets, type LocalSecrets } from './boot-config.ts'
 
@@ -30,6 +31,8 @@ export interface ControlPlaneOptions {
   logger: Logger
   /** Where secret references to Kubernetes Secrets are read in a cluster (the operator's client). */
   kubernetesSecrets?: KubernetesSecretSource
+  /** Opens the database instead of `dataDir` (tests hand in a copy of a migrated PGlite template). */
+  openDatabase?: () => Promise<SqlDatabase>
 }
 
 export interface ControlPlane {
@@ -69,7 +72,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   // Resources are read and checked before anything is written: a bad file stops the start cleanly.
   const files = await loadResourceFiles(options.resourceFiles)
   const secrets = await localSecrets(options.dataDir, env)
-  const store = await openStore(
+  const store = options.openDatabase
+    ? await storeOnDatabase(await options.openDatabase(), { encryptionKey: secrets.encryptionKey })
+    : await openStore(
     env.GATEHOUSE_DATABASE_URL
       ? { kind: 'postgres', url: env.GATEHOUSE_DATABASE_URL, encryptionKey: secrets.encryptionKey }
       : { kind: 'pglite', dataDir: options.dataDir === null ? null : `${options.dataDir}/db`, encryptionKey: secrets.encryptionKey },
