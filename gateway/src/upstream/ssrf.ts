@@ -1,12 +1,14 @@
 /**
  * The SSRF-safe dispatcher for outbound calls a tenant can point somewhere (a config's
- * `custom_host`). The check runs on the address the socket actually connected to, after DNS, so
- * neither a hostname resolving to an internal address nor DNS rebinding gets through. Cloud
+ * `custom_host`). Every address a name resolves to is checked before a socket opens (an address
+ * literal too), and the address the socket actually connected to is checked again, so neither a
+ * hostname resolving to an internal address nor DNS rebinding gets through. Cloud
  * metadata, unspecified, multicast and documentation ranges are always refused; loopback, private,
  * link-local and CGNAT ranges only when the provider's admin set `allowPrivateNetwork: "true"`
  * (in-cluster model servers, and the loopback simulators tests use).
  */
-import { BlockList, isIPv4 } from 'node:net'
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { BlockList, isIP, isIPv4, type LookupFunction } from 'node:net'
 import { Agent, buildConnector } from 'undici'
 import { GatewayError } from '../errors.ts'
 import { defaultTimeouts } from './transport.ts'
@@ -76,20 +78,45 @@ export function isBlockedAddress(address: string, allowPrivateNetwork: boolean):
 export interface SsrfDispatcherOptions {
   allowPrivateNetwork: boolean
   connectTimeoutMs?: number
+  /** The name resolver (node:dns `lookup` by default); tests map names to addresses with it. */
+  lookup?: typeof dnsLookup
+}
+
+function blockedHostError(hostname: string): GatewayError {
+  return new GatewayError('upstream_address_blocked', `The custom host '${hostname}' leads to an address this provider may not reach`)
+}
+
+/**
+ * Resolves a name and refuses it before any socket opens when any of its addresses is blocked: a
+ * metadata address is never even sent a SYN. The connected address is checked again afterwards.
+ */
+function guardedLookup(resolve: typeof dnsLookup, allowPrivateNetwork: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0)
+      const list = addresses as unknown as LookupAddress[]
+      if (list.length === 0 || list.some((entry) => isBlockedAddress(entry.address, allowPrivateNetwork))) {
+        return callback(blockedHostError(hostname) as unknown as NodeJS.ErrnoException, '', 0)
+      }
+      if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, list)
+      return callback(null, list[0]!.address, list[0]!.family)
+    })
+  }
 }
 
 function guardedConnector(options: SsrfDispatcherOptions): buildConnector.connector {
-  const connect = buildConnector({ timeout: options.connectTimeoutMs ?? defaultTimeouts.connectMs })
+  const lookup = guardedLookup(options.lookup ?? dnsLookup, options.allowPrivateNetwork)
+  const connect = buildConnector({ timeout: options.connectTimeoutMs ?? defaultTimeouts.connectMs, lookup } as buildConnector.BuildOptions)
   return (target, callback) => {
+    // An address literal is never looked up: check it here, before connecting.
+    const literal = target.hostname.replace(/^\[|\]$/g, '')
+    if (isIP(literal) !== 0 && isBlockedAddress(literal, options.allowPrivateNetwork)) return callback(blockedHostError(target.hostname), null)
     connect(target, (error, socket) => {
       if (error !== null) return callback(error, null)
       const address = socket.remoteAddress
       if (address === undefined || isBlockedAddress(address, options.allowPrivateNetwork)) {
         socket.destroy()
-        return callback(
-          new GatewayError('upstream_address_blocked', `The custom host '${target.hostname}' leads to an address this provider may not reach`),
-          null,
-        )
+        return callback(blockedHostError(target.hostname), null)
       }
       callback(null, socket)
     })
