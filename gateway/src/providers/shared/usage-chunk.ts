@@ -17,5 +17,5 @@ export function openAIUsageChunks<Chunk extends ChunkLike>(chunk: Chunk, include
   const choices = chunk.choices ?? []
   if (!includeUsage) return choices.length === 0 ? [] : [rest as Chunk]
   if (choices.length === 0) return [chunk]
-  return [{ ...rest, usage: null } as Chunk, { ...rest, choices: [], usage } as Chunk]
+  return [{ ...rest, usage: null } as unknown as Chunk, { ...rest, choices: [], usage } as unknown as Chunk]
 }
