@@ -73,8 +73,7 @@ const families: Family[] = [
     // The simulator checks every signature with its own SigV4 (test/simulators/sigv4.ts), so the
     // adapter's URL, the transport and the signer are verified together. Break tried: the signer
     // signing the decoded path instead of the percent-encoded one sent (`:` in the model id,
-    // upstream/signers/aws-sigv4.ts) -> InvalidSignatureException on every Bedrock call; with the
-    // shape-only check used before, the same break passed.
+    // upstream/signers/aws-sigv4.ts) -> InvalidSignatureException on every Bedrock call.
     start: () => startBedrockSimulator({ chunks: 3, awsSecrets: { AKIASTORED: 'stored-secret' } }),
     provider: (simulator) => ({
       kind: 'bedrock',
