@@ -55,7 +55,7 @@ lint: typecheck
 	npx eslint --max-warnings=0 .
 
 test: $(DEPS_STAMP) test-tools
-	npx vitest run
+	npx vitest run --reporter=default --reporter=./test/reporters/slowest-files.ts
 
 bench: $(DEPS_STAMP)
 	node test/bench/run.ts

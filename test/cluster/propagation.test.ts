@@ -8,7 +8,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
@@ -63,11 +63,11 @@ async function admin(path: string, init: { method: string; body?: unknown }): Pr
   return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }
 }
 
-async function chat(gatewayUrl: string, key: string, extraHeaders: Record<string, string> = {}): Promise<number> {
+async function chat(gatewayUrl: string, key: string, extraHeaders: Record<string, string> = {}, content = 'hi'): Promise<number> {
   const response = await fetch(`${gatewayUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'x-gateway-provider': '@sim', 'content-type': 'application/json', ...extraHeaders },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
   })
   await response.arrayBuffer()
   return response.status
@@ -77,6 +77,17 @@ async function modelsStatus(gatewayUrl: string, key: string): Promise<number> {
   const response = await fetch(`${gatewayUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
   await response.arrayBuffer()
   return response.status
+}
+
+/**
+ * The credential this gateway's own request reached the provider with: the request carries a
+ * marker only it sends, so another gateway's request can never answer for it.
+ */
+async function credentialSentBy(gatewayUrl: string): Promise<string | undefined> {
+  const marker = `marker-${randomUUID()}`
+  await chat(gatewayUrl, workspaceKey, {}, marker)
+  const own = simulator.requests.findLast((request) => JSON.stringify(request.body).includes(marker))
+  return own?.headers.authorization
 }
 
 /** Elapsed ms until every gateway passes `check`. */
@@ -168,10 +179,10 @@ describe.skipIf(postgres.skip !== null)('cluster mode: control plane + two gatew
       } else if (kind === 'provider') {
         const secret = `sk-rotated-${change}`
         await store.providers.upsert({ organizationId, workspaceId, slug: 'sim', name: 'Simulator', kind: 'openai', baseUrl: simulator.baseUrl, credentials: { apiKey: secret } })
-        elapsed = await untilAllGateways(async (url) => {
-          await chat(url, workspaceKey)
-          return simulator.requests.at(-1)?.headers.authorization === `Bearer ${secret}`
-        })
+        // Break tried: gateway-2 keeping its first credential (a GATEHOUSE_GATEWAY_ID check in
+        // runtime/compile.ts); the old check (the simulator's last request, whoever sent it) could
+        // pass on gateway-1's request, this one timed out.
+        elapsed = await untilAllGateways(async (url) => (await credentialSentBy(url)) === `Bearer ${secret}`)
       } else {
         const slug = `cfg-${change}`
         await store.configs.upsert({ organizationId, workspaceId, slug, name: slug, config: { strategy: { mode: 'single' }, targets: [{ provider: '@sim' }] } })

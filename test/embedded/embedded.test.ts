@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 import { startEmbedded, type EmbeddedGatehouse } from '../../operator/src/cli/embedded.ts'
 import { ResourceError } from '../../operator/src/resources/apply.ts'
+import { openMigratedPglite } from '../../operator/src/store/testing.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { adminClient } from '../helpers/admin-client.ts'
@@ -68,6 +69,7 @@ async function start(files: Record<string, string>, env: Record<string, string> 
     host: '127.0.0.1',
     port: 0,
     dataDir: null,
+    openDatabase: openMigratedPglite,
     resourceFiles: paths,
     env: { GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY, GATEHOUSE_SECRET_GROQ_CREDENTIALS_TOKEN: 'gsk-from-env', ...env },
     logger: silent,

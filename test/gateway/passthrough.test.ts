@@ -4,7 +4,9 @@
  * `openai` package against the OpenAI simulator: the provider receives the right method, path,
  * body and the stored credential, never the caller's key; uploads stream through.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import type { AddressInfo } from 'node:net'
 import OpenAI, { toFile } from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -17,40 +19,133 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
 
 const UPSTREAM_KEY = 'sk-upstream-secret'
 
-/** An OpenAI-compatible upstream that reports when the first byte of a request body arrives. */
+/** What one upload to the slow reader did. */
+interface UploadWatch {
+  firstBodyByte: Promise<void>
+  /** Resolves once the reader has stopped reading (after `pauseAtBytes`). */
+  paused: Promise<void>
+  resume(): void
+  /** Bytes read once the body ended. */
+  received: Promise<number>
+  /** Resolves with the bytes read when the request closed before its body ended. */
+  cutShort: Promise<number>
+}
+
+/**
+ * An OpenAI-compatible upstream that reports when the first byte of a request body arrives, and
+ * can stop reading part-way (so backpressure, or its absence, shows in the gateway's memory).
+ */
 interface SlowReader {
   url: string
-  firstBodyByte: Promise<void>
-  received: Promise<number>
+  /** Watches the next upload; with `pauseAtBytes`, reading stops there until `resume()`. */
+  watch(options?: { pauseAtBytes?: number }): UploadWatch
   close(): Promise<void>
 }
 
 async function startSlowReader(): Promise<SlowReader> {
-  let onFirst!: () => void
-  let onDone!: (bytes: number) => void
-  const firstBodyByte = new Promise<void>((resolve) => (onFirst = resolve))
-  const received = new Promise<number>((resolve) => (onDone = resolve))
-  const server: Server = createServer((request: IncomingMessage, response) => {
-    let bytes = 0
-    request.on('data', (chunk: Buffer) => {
-      if (bytes === 0) onFirst()
-      bytes += chunk.length
-    })
-    request.on('end', () => {
-      onDone(bytes)
-      response.setHeader('content-type', 'application/json')
-      response.end(JSON.stringify({ id: 'file-streamed', object: 'file', bytes }))
-    })
-  })
+  let next: ((request: IncomingMessage, response: ServerResponse) => void) | null = null
+  const server: Server = createServer((request, response) => next?.(request, response))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}/v1`,
-    firstBodyByte,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    watch({ pauseAtBytes = Infinity } = {}) {
+      const first = Promise.withResolvers<void>()
+      const paused = Promise.withResolvers<void>()
+      const resumed = Promise.withResolvers<void>()
+      const received = Promise.withResolvers<number>()
+      const cutShort = Promise.withResolvers<number>()
+      next = (request, response) => {
+        let bytes = 0
+        let ended = false
+        request.on('data', (chunk: Buffer) => {
+          if (bytes === 0) first.resolve()
+          bytes += chunk.length
+          if (bytes >= pauseAtBytes && !request.isPaused()) {
+            pauseAtBytes = Infinity
+            request.pause()
+            paused.resolve()
+            void resumed.promise.then(() => request.resume())
+          }
+        })
+        request.on('end', () => {
+          ended = true
+          received.resolve(bytes)
+          response.setHeader('content-type', 'application/json')
+          response.end(JSON.stringify({ id: 'file-streamed', object: 'file', bytes }))
+        })
+        request.on('close', () => {
+          if (!ended) cutShort.resolve(bytes)
+        })
+      }
+      return { firstBodyByte: first.promise, paused: paused.promise, resume: () => resumed.resolve(), received: received.promise, cutShort: cutShort.promise }
+    },
+    close: () => {
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
   }
 }
+
+/** A multipart upload of `pieces` MiB whose pieces after the first wait for `release`. */
+function multipartUpload(
+  pieces: number,
+  release: Promise<void>,
+  signal?: AbortSignal,
+): { body: ReadableStream<Uint8Array>; boundary: string; totalBytes: number; sentPieces: () => number } {
+  const boundary = 'gatehouse-test-boundary'
+  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`)
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
+  // One buffer enqueued again and again: the test itself holds 1 MiB however long the upload is.
+  const piece = Buffer.alloc(1024 * 1024, 0x61)
+  let sent = 0
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async start(controller) {
+        controller.enqueue(head)
+        controller.enqueue(piece)
+        sent = 1
+        await release
+      },
+      // Pull-based from here, so the client too respects backpressure.
+      pull(controller) {
+        if (signal?.aborted) return
+        if (sent < pieces) {
+          controller.enqueue(piece)
+          sent++
+        } else {
+          controller.enqueue(tail)
+          controller.close()
+        }
+      },
+    },
+    { highWaterMark: 1 },
+  )
+  return { body, boundary, totalBytes: head.length + pieces * piece.length + tail.length, sentPieces: () => sent }
+}
+
+/** Resolves once `count()` has not changed for `quietMs` (or after `limitMs`). */
+async function settled(count: () => number, quietMs: number, limitMs: number): Promise<void> {
+  const deadline = performance.now() + limitMs
+  let last = count()
+  let quietSince = performance.now()
+  while (performance.now() < deadline && performance.now() - quietSince < quietMs) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    if (count() !== last) {
+      last = count()
+      quietSince = performance.now()
+    }
+  }
+}
+
+/** Bytes held in ArrayBuffers (Node Buffers included) after a full garbage collection. */
+function liveArrayBufferBytes(): number {
+  collectGarbage()
+  return process.memoryUsage().arrayBuffers
+}
+
+setFlagsFromString('--expose-gc')
+const collectGarbage = runInNewContext('gc') as () => void
 
 let simulator: Simulator
 let cohere: Simulator
@@ -204,43 +299,67 @@ describe('files', () => {
   })
 
   it('streams an upload to the provider while the client is still sending it', async () => {
-    const boundary = 'gatehouse-test-boundary'
-    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`)
-    const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
-    const piece = Buffer.alloc(1024 * 1024, 0x61)
-    const pieces = 20
-    let total = 0
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        controller.enqueue(head)
-        controller.enqueue(piece)
-        total += head.length + piece.length
-        // Holding the rest back until the provider saw bytes proves nothing waits for the whole body.
-        await slowReader.firstBodyByte
-        for (let i = 1; i < pieces; i++) {
-          controller.enqueue(piece)
-          total += piece.length
-        }
-        controller.enqueue(tail)
-        total += tail.length
-        controller.close()
-      },
-    })
-    const heapBefore = process.memoryUsage().heapUsed
-    const response = await fetch(`${gateway.baseUrl}/files`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${gateway.workspaceKey}`, 'x-gateway-provider': '@slow-reader', 'content-type': `multipart/form-data; boundary=${boundary}` },
-      body,
-      duplex: 'half',
-      signal: AbortSignal.timeout(10_000),
-    } as RequestInit)
+    const watch = slowReader.watch()
+    // Holding the rest back until the provider saw bytes proves nothing waits for the whole body.
+    const upload = multipartUpload(20, watch.firstBodyByte)
+    const response = await uploadFile(upload)
     expect(response.status).toBe(200)
-    expect(await response.json()).toMatchObject({ object: 'file', bytes: total })
-    expect(await slowReader.received).toBe(total)
-    // The gateway shares this process: 20 MiB held whole would show; streaming keeps it well below.
-    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(pieces * piece.length)
+    expect(await response.json()).toMatchObject({ object: 'file', bytes: upload.totalBytes })
+    expect(await watch.received).toBe(upload.totalBytes)
+  })
+
+  // Memory is read as live ArrayBuffer bytes (where Buffers live; heapUsed does not count them)
+  // after a forced GC, once the provider has stopped reading 4 MiB into a 64 MiB upload and the
+  // client can send no more. Break tried: forwardToProvider reading the multipart body whole
+  // (Buffer.concat) before sending it (pipeline/passthrough.ts) -> the client sent all 64 MiB, about
+  // 64 MiB stayed live, and this test failed.
+  it('holds a bounded window of an upload in memory while the provider reads slowly', async () => {
+    const pieces = 64
+    const watch = slowReader.watch({ pauseAtBytes: 4 * 1024 * 1024 })
+    // Not held back: a gateway reading the body whole before forwarding would get all of it.
+    const upload = multipartUpload(pieces, Promise.resolve())
+    const before = liveArrayBufferBytes()
+    const answer = uploadFile(upload)
+    await watch.paused
+    // Time for a gateway that ignores backpressure to pull the rest of the upload into memory.
+    await settled(upload.sentPieces, 400, 8_000)
+    const sentPieces = upload.sentPieces()
+    const heldBytes = liveArrayBufferBytes() - before
+    watch.resume()
+    // Socket buffers on loopback take some megabytes; the rest waits in the client.
+    expect(sentPieces).toBeLessThan(pieces / 2)
+    expect(heldBytes).toBeLessThan(24 * 1024 * 1024)
+    const response = await answer
+    expect(response.status).toBe(200)
+    expect(await watch.received).toBe(upload.totalBytes)
+  })
+
+  // Break tried: forwardToProvider sending `call.body.pipe(new PassThrough())` (pipe forwards no
+  // close) with a signal that never aborts (pipeline/passthrough.ts) -> the provider's request stayed
+  // open after the client left, `cutShort` never resolved and the test timed out.
+  it('closes the upload to the provider when the client aborts it mid-way', async () => {
+    const watch = slowReader.watch({ pauseAtBytes: 2 * 1024 * 1024 })
+    const controller = new AbortController()
+    const upload = multipartUpload(32, watch.firstBodyByte, controller.signal)
+    const answer = uploadFile(upload, controller.signal).catch((error: unknown) => error)
+    await watch.paused
+    controller.abort()
+    expect(await answer).toBeInstanceOf(Error)
+    // A paused reader cannot see its connection close; reading again, it finds the end early.
+    watch.resume()
+    expect(await watch.cutShort).toBeLessThan(upload.totalBytes)
   })
 })
+
+function uploadFile(upload: { body: ReadableStream<Uint8Array>; boundary: string }, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${gateway.baseUrl}/files`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.workspaceKey}`, 'x-gateway-provider': '@slow-reader', 'content-type': `multipart/form-data; boundary=${upload.boundary}` },
+    body: upload.body,
+    duplex: 'half',
+    signal: signal ?? AbortSignal.timeout(20_000),
+  } as RequestInit)
+}
 
 describe('images and audio', () => {
   it('generates images and edits one with a multipart upload', async () => {

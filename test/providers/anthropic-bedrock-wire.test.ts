@@ -31,7 +31,9 @@ const pools: Array<ReturnType<typeof createPool>> = []
 
 beforeAll(async () => {
   anthropicSim = await startAnthropicSimulator({ chunks: 3 })
-  bedrockSim = await startBedrockSimulator({ chunks: 3, apiKeys: ['AKIDGATEHOUSE'] })
+  // The simulator verifies each SigV4 signature itself (test/simulators/sigv4.ts), independently of
+  // the gateway's signer.
+  bedrockSim = await startBedrockSimulator({ chunks: 3, awsSecrets: { AKIDGATEHOUSE: 'secret' } })
 })
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { lookup as dnsLookup, LookupAddress } from 'node:dns'
+import net, { type AddressInfo } from 'node:net'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest'
 import { GatewayError } from '../core/errors.ts'
 import { createSsrfSafeDispatcher, isBlockedAddress, type LookupFunction } from './ssrf.ts'
 
@@ -111,6 +112,73 @@ describe('SSRF-safe dispatcher', () => {
     const literal = await dispatcher.request({ origin: `http://0.0.0.0:${port}`, path: '/', method: 'GET' }).catch((caught: unknown) => caught)
     expect(literal).toMatchObject({ code: 'upstream_address_blocked' })
     expect(hits).toBe(before)
+    await dispatcher.close()
+  })
+})
+
+/**
+ * Metadata addresses through the dispatcher, without ever opening a socket to one: `net.connect`
+ * (what undici's connector calls) is replaced by a stand-in that runs the lookup it was given, as
+ * Node would, and records any address a real connect would have gone to instead of connecting.
+ * Break tried: the guarded `lookup` left out of buildConnector's options (ssrf.ts) -> the stand-in
+ * was handed the bare name to connect to (a real connect would have resolved it to 169.254.169.254)
+ * and the first test failed.
+ */
+describe('SSRF-safe dispatcher: metadata addresses, even with private networks allowed', () => {
+  const wouldConnect: string[] = []
+  let connectSpy: MockInstance<typeof net.connect>
+
+  beforeEach(() => {
+    wouldConnect.length = 0
+    connectSpy = vi.spyOn(net, 'connect').mockImplementation(((options: net.NetConnectOpts & { host?: string; lookup?: net.LookupFunction }) => {
+      const socket = new net.Socket()
+      const refuseAll = (address: string): void => {
+        wouldConnect.push(address)
+        socket.destroy(new Error('the test stand-in never connects'))
+      }
+      const host = options.host ?? 'localhost'
+      if (net.isIP(host) !== 0 || !options.lookup) process.nextTick(refuseAll, host)
+      else {
+        options.lookup(host, {}, (error, address) => {
+          if (error) socket.destroy(error)
+          else refuseAll(String(address))
+        })
+      }
+      return socket
+    }) as unknown as typeof net.connect)
+  })
+  afterEach(() => {
+    connectSpy.mockRestore()
+  })
+
+  const metadataResolver = ((_hostname: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) => {
+    callback(null, [{ address: '169.254.169.254', family: 4 }])
+  }) as unknown as typeof dnsLookup
+
+  it('refuses a name that resolves to a metadata address before connecting', async () => {
+    const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: metadataResolver })
+    const error = await dispatcher.request({ origin: 'http://metadata.example.test', path: '/latest/meta-data/', method: 'GET' }).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'upstream_address_blocked' })
+    expect(wouldConnect).toEqual([])
+    await dispatcher.close()
+  })
+
+  it.each(['http://169.254.169.254', 'http://[fd00:ec2::254]', 'http://100.100.100.200'])('refuses the address literal %s before connecting', async (origin) => {
+    const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true })
+    const error = await dispatcher.request({ origin, path: '/', method: 'GET' }).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'upstream_address_blocked' })
+    expect(wouldConnect).toEqual([])
+    expect(connectSpy).not.toHaveBeenCalled()
+    await dispatcher.close()
+  })
+
+  it('lets a name through to connect when its addresses are allowed (the stand-in shows where it would go)', async () => {
+    const loopbackResolver = ((_hostname: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) => {
+      callback(null, [{ address: '127.0.0.1', family: 4 }])
+    }) as unknown as typeof dnsLookup
+    const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: loopbackResolver })
+    await dispatcher.request({ origin: 'http://model.example.test:9', path: '/', method: 'GET' }).catch(() => undefined)
+    expect(wouldConnect).toEqual(['127.0.0.1'])
     await dispatcher.close()
   })
 })

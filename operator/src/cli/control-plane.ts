@@ -23,7 +23,8 @@ import { registerUsageIngestRoute } from '../distribution/usage-routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
 import { applyFileSet, watchFileSet, type FileSetWatch } from '../resources/file-set.ts'
 import { fileSecretResolver, problemError, readResourceFiles } from '../resources/files.ts'
-import { openStore, type Store } from '../store/index.ts'
+import { openStore, storeOnDatabase, type Store } from '../store/index.ts'
+import type { SqlDatabase } from '../store/sql.ts'
 import { startWorkers } from '../workers/index.ts'
 import { localSecrets, type LocalSecrets } from './boot-config.ts'
 
@@ -41,6 +42,8 @@ export interface ControlPlaneOptions {
   watchResourceFiles?: boolean
   /** The gateways' budget counters (embedded: the gateway's own limiter); default: Redis at GATEHOUSE_REDIS_URL, if set. */
   limitCounters?: LimitCounters
+  /** Opens the database instead of `dataDir` (tests hand in a copy of a migrated PGlite template). */
+  openDatabase?: () => Promise<SqlDatabase>
 }
 
 export interface ControlPlane {
@@ -83,7 +86,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const files = await readResourceFiles(options.resourceFiles)
   if (files.problems.length > 0) throw problemError(files.problems[0]!)
   const secrets = await localSecrets(options.dataDir, env)
-  const store = await openStore(
+  const store = options.openDatabase
+    ? await storeOnDatabase(await options.openDatabase(), { encryptionKey: secrets.encryptionKey })
+    : await openStore(
     env.GATEHOUSE_DATABASE_URL
       ? { kind: 'postgres', url: env.GATEHOUSE_DATABASE_URL, encryptionKey: secrets.encryptionKey }
       : { kind: 'pglite', dataDir: options.dataDir === null ? null : `${options.dataDir}/db`, encryptionKey: secrets.encryptionKey },

@@ -11,8 +11,8 @@ import { compileSnapshot } from '../compile/snapshot.ts'
 import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { ensureOrganization } from '../identity/bootstrap.ts'
-import { openStore, type Store } from '../store/index.ts'
-import { TEST_ENCRYPTION_KEY } from '../store/testing.ts'
+import type { Store } from '../store/index.ts'
+import { openTestPgliteStore } from '../store/testing.ts'
 import { FakeKubeClient } from '../kube/fake-client.ts'
 import { SECRETS, type KubeObject } from '../kube/client.ts'
 import { FINALIZER, resourceType } from './kinds.ts'
@@ -49,7 +49,7 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5
 }
 
 beforeAll(async () => {
-  store = await openStore({ kind: 'pglite', dataDir: null, encryptionKey: TEST_ENCRYPTION_KEY })
+  store = await openTestPgliteStore()
   organizationId = (await ensureOrganization(store)).id
 })
 

@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { startEmbedded, type EmbeddedGatehouse } from '../cli/embedded.ts'
 import { ensureOrganization } from '../identity/bootstrap.ts'
-import { openStore } from '../store/index.ts'
-import { TEST_ENCRYPTION_KEY } from '../store/testing.ts'
+import { openMigratedPglite, openTestPgliteStore } from '../store/testing.ts'
 import { applyResource, applyResources, deleteResource, ResourceError, type ApplyContext, type SourcedResource } from './apply.ts'
 import { loadResourceFiles } from './files.ts'
 
@@ -82,7 +81,7 @@ beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'gatehouse-apply-'))
   const path = join(directory, 'resources.yaml')
   await writeFile(path, RESOURCES)
-  gatehouse = await startEmbedded({ host: '127.0.0.1', port: 0, dataDir: null, resourceFiles: [path], env: {}, logger: pino({ level: 'silent' }) })
+  gatehouse = await startEmbedded({ host: '127.0.0.1', port: 0, dataDir: null, openDatabase: openMigratedPglite, resourceFiles: [path], env: {}, logger: pino({ level: 'silent' }) })
   items = (await loadResourceFiles([path])).resources
   const organization = await gatehouse.store.organizations.first()
   context = { organizationId: organization!.id, managedBy: 'file', resolveSecret: () => null, describeMissingSecret: () => 'no secrets here' }
@@ -218,7 +217,7 @@ describe('the Kubernetes examples', () => {
     const paths = (await readdir(folder)).filter((name) => name.endsWith('.yaml')).map((name) => join(folder, name))
     const examples = (await loadResourceFiles(paths)).resources
     expect(new Set(examples.map((entry) => entry.resource.kind))).toEqual(new Set(['Workspace', 'Provider', 'Config', 'Deployment', 'Guardrail', 'RateLimitPolicy', 'UsageLimitPolicy']))
-    const store = await openStore({ kind: 'pglite', dataDir: null, encryptionKey: TEST_ENCRYPTION_KEY })
+    const store = await openTestPgliteStore()
     try {
       const organizationId = (await ensureOrganization(store)).id
       const kubernetes: ApplyContext = { organizationId, managedBy: 'kubernetes', resolveSecret: () => 'sk-example', describeMissingSecret: () => 'unused' }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import type { Store } from './index.ts'
 import { openStore } from './index.ts'
-import { TEST_ENCRYPTION_KEY, testBackends } from './testing.ts'
+import { openTestPgliteStore, TEST_ENCRYPTION_KEY, testBackends } from './testing.ts'
 import { loadMigrations } from './migrate.ts'
 import type { ChangeEvent } from './change-feed.ts'
 
@@ -175,7 +175,7 @@ describe.each(backends.filter((b) => b.name === 'postgres'))('change feed across
 describe('store unavailability', () => {
   it('reports a closed or unreachable database as StoreUnavailableError, and SQL errors as themselves', async () => {
     const { StoreUnavailableError } = await import('./errors.ts')
-    const store = await openStore({ kind: 'pglite', dataDir: null })
+    const store = await openTestPgliteStore()
     const org = await store.organizations.create({ name: 'Down' })
     await expect(store.workspaces.create({ organizationId: 'missing-org', slug: 'x', name: 'x' })).rejects.toMatchObject({ code: '23503' })
     await store.close()

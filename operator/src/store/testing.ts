@@ -67,11 +67,16 @@ export async function openMigratedPglite(): Promise<PgliteDatabase> {
   return db
 }
 
+/** A store over a fresh in-memory PGlite copied from the migrated template. */
+export async function openTestPgliteStore(encryptionKey: string | undefined = TEST_ENCRYPTION_KEY): Promise<Store> {
+  return storeOnDatabase(await openMigratedPglite(), encryptionKey === undefined ? {} : { encryptionKey })
+}
+
 const pgliteBackend: TestBackend = {
   name: 'pglite',
   skip: null,
   async open() {
-    const store = await storeOnDatabase(await openMigratedPglite(), { encryptionKey: TEST_ENCRYPTION_KEY })
+    const store = await openTestPgliteStore()
     return { store, dispose: () => store.close() }
   },
 }

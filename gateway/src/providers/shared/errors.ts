@@ -4,8 +4,12 @@
  */
 import type { ErrorFault, ProviderErrorInfo } from '../adapter.ts'
 
-/** `retry-after-ms` (OpenAI) wins over `retry-after` (seconds or an HTTP date). */
-export function retryAfterMsFromHeaders(headers: Readonly<Record<string, string>>, nowMs?: number): number | null {
+/**
+ * `retry-after-ms` (OpenAI) wins over `retry-after` (seconds or an HTTP date). An HTTP date names a
+ * wall-clock instant, so it is measured against the wall clock (`nowMs`, `Date.now()` unless a test
+ * pins it); a date already past means "now" (0).
+ */
+export function retryAfterMsFromHeaders(headers: Readonly<Record<string, string>>, nowMs: number = Date.now()): number | null {
   const ms = headers['retry-after-ms']
   if (ms !== undefined) {
     const value = Number(ms)
@@ -15,8 +19,8 @@ export function retryAfterMsFromHeaders(headers: Readonly<Record<string, string>
   if (after === undefined) return null
   const seconds = Number(after)
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  // An HTTP date needs a clock; adapters are pure, so only a caller that passes one gets it.
-  if (nowMs === undefined) return null
+  // Date.parse reads "-3" as the year -3; an HTTP date always names its month ("Sun, 06 Nov 1994 ...").
+  if (!/[a-z]/i.test(after)) return null
   const date = Date.parse(after)
   return Number.isNaN(date) ? null : Math.max(0, date - nowMs)
 }
@@ -34,6 +38,7 @@ export function errorInfo(
   status: number,
   headers: Readonly<Record<string, string>>,
   fields: { message: string; providerCode?: string | null; param?: string | null },
+  nowMs: number = Date.now(),
 ): ProviderErrorInfo {
   return {
     status,
@@ -42,7 +47,7 @@ export function errorInfo(
     param: fields.param ?? null,
     fault: faultForStatus(status),
     retryable: isRetryableStatus(status),
-    retryAfterMs: retryAfterMsFromHeaders(headers),
+    retryAfterMs: retryAfterMsFromHeaders(headers, nowMs),
   }
 }
 
