@@ -12,6 +12,7 @@ export { drainAndClose, installReadinessGate, shutdownSettings, type ReadinessGa
 export { DEFAULT_METRICS_PORT, serveMetrics, type MetricsServer } from './telemetry/metrics-server.ts'
 export { metricsPortSetting, type GatewayListenOptions } from './main.ts'
 export { limitsStage, type CostEstimator, type LimitsStageOptions } from './pipeline/stages/limits.ts'
+export { snapshotPricedCosts } from './pipeline/stages/limit-prices.ts'
 export { limiterFromEnv, type LimiterSetup } from './limits/from-env.ts'
 export type { Limiter } from './limits/limiter.ts'
 export { startUsageShipping, UsageShipper, type UsageSink, type UsageTransport } from './usage/index.ts'

@@ -38,6 +38,7 @@ import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 import { limiterFromEnv } from './limits/from-env.ts'
 import { limitsStage } from './pipeline/stages/limits.ts'
+import { snapshotPricedCosts } from './pipeline/stages/limit-prices.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { drainAndClose, installReadinessGate, shutdownSettings } from './http/shutdown.ts'
 import { buildGatewayServer } from './server.ts'
@@ -167,7 +168,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   closers.push(() => limits.limiter.close())
   if (limits.shared) logger.info({ counters: limits.description }, 'rate limits and budgets are counted in Redis, shared by every replica')
   else logger.warn({ counters: limits.description }, 'rate limits and budgets are counted in this process only: set GATEHOUSE_REDIS_URL when several gateways run')
-  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger })
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger, costs: snapshotPricedCosts(holder) })
   const app = buildGatewayServer({
     holder,
     pepper,

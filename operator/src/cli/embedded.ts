@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, snapshotPricedCosts, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
 import { inProcessUsageTransport } from '../distribution/usage-routes.ts'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
@@ -46,8 +46,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     await limits.limiter.close()
     throw error
   })
-  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: options.logger })
   const holder = new RuntimeHolder()
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: options.logger, costs: snapshotPricedCosts(holder) })
   const unsubscribe = controlPlane.publisher.subscribe((snapshot) => {
     const result = holder.apply(snapshot)
     if (!result.ok) options.logger.error({ generation: snapshot.generation, problems: result.problems }, 'snapshot rejected by the gateway')
