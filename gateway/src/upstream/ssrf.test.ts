@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http'
-import type { lookup as dnsLookup, LookupAddress } from 'node:dns'
 import net, { type AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest'
 import { GatewayError } from '../core/errors.ts'
@@ -151,9 +150,7 @@ describe('SSRF-safe dispatcher: metadata addresses, even with private networks a
     connectSpy.mockRestore()
   })
 
-  const metadataResolver = ((_hostname: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) => {
-    callback(null, [{ address: '169.254.169.254', family: 4 }])
-  }) as unknown as typeof dnsLookup
+  const metadataResolver = resolvingTo('169.254.169.254')
 
   it('refuses a name that resolves to a metadata address before connecting', async () => {
     const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: metadataResolver })
@@ -173,10 +170,7 @@ describe('SSRF-safe dispatcher: metadata addresses, even with private networks a
   })
 
   it('lets a name through to connect when its addresses are allowed (the stand-in shows where it would go)', async () => {
-    const loopbackResolver = ((_hostname: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) => {
-      callback(null, [{ address: '127.0.0.1', family: 4 }])
-    }) as unknown as typeof dnsLookup
-    const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: loopbackResolver })
+    const dispatcher = createSsrfSafeDispatcher({ allowPrivateNetwork: true, lookup: resolvingTo('127.0.0.1') })
     await dispatcher.request({ origin: 'http://model.example.test:9', path: '/', method: 'GET' }).catch(() => undefined)
     expect(wouldConnect).toEqual(['127.0.0.1'])
     await dispatcher.close()
