@@ -16,8 +16,9 @@ export function isPolicyKind(kind: string): kind is PolicyKind {
   return POLICY_KINDS.has(kind)
 }
 
-export function enforcementOf(kind: PolicyKind): Enforcement {
-  if (isEnforced(kind)) return { enforced: true }
+/** `enforced`: which kinds the gateways enforce (the gateway's own list; tests hand in another). */
+export function enforcementOf(kind: PolicyKind, enforced: (kind: PolicyKind) => boolean = isEnforced): Enforcement {
+  if (enforced(kind)) return { enforced: true }
   return { enforced: false, reason: 'NotEnforced', message: `This gateway release does not enforce ${kind} objects yet: the object is stored but no request is checked against it.` }
 }
 

@@ -50,23 +50,3 @@ describe('integration workspaces', () => {
     expect(bad.json().error).toMatchObject({ code: 'AB01', param: 'workspaces[0].usage_limits[0].credit_limit' })
   })
 })
-
-describe('API keys', () => {
-  it('answer usage_limits.current_usage: 0 until usage is recorded, then the recorded usage', async () => {
-    const created = await h.call('POST', '/v1/api-keys/workspace/service', h.ownerKey, { name: 'metered', workspace_id: ws, scopes: ['completions.write'], usage_limits: limit })
-    const { id } = created.json() as { id: string }
-    const read = async () => (await h.call('GET', `/v1/api-keys/${id}`, h.ownerKey)).json()
-    expect((await read()).usage_limits).toEqual({ ...limit, current_usage: 0 })
-    const policy = await h.call('POST', '/v1/policies/usage-limits', h.ownerKey, {
-      name: 'Per key', workspace_id: ws, conditions: [{ key: 'workspace_id', value: ws }], group_by: [{ key: 'api_key' }], type: 'cost', credit_limit: 100,
-    })
-    expect(policy.statusCode, policy.body).toBe(200)
-    await h.db.query("INSERT INTO policy_usage (policy_id, value_key, current_usage) VALUES ($1, $2, 2.75)", [policy.json().id, id])
-    expect((await read()).usage_limits.current_usage).toBe(2.75)
-    const listed = (await h.call('GET', `/v1/api-keys?workspace_id=${ws}`, h.ownerKey)).json().data.find((k: { id: string }) => k.id === id)
-    expect(listed.usage_limits.current_usage).toBe(2.75)
-    // A key without a usage limit has none to report.
-    const plain = await h.call('POST', '/v1/api-keys/workspace/service', h.ownerKey, { name: 'plain', workspace_id: ws, scopes: ['completions.write'] })
-    expect((await h.call('GET', `/v1/api-keys/${plain.json().id}`, h.ownerKey)).json().usage_limits).toBeNull()
-  })
-})

@@ -91,17 +91,17 @@ describe('gateway reports', () => {
   it('a policy kind the gateway does not enforce is never Programmed and waits for no gateway', async () => {
     const publisher = new SnapshotPublisher(async (next) => ({ generation: next }) as unknown as GatewaySnapshot, { now: () => 0 })
     const registry = new GatewayRegistry()
-    const tracker = new ProgrammedTracker(publisher, registry)
+    // A gateway release that enforced no RateLimitPolicy (every kind is enforced today).
+    const tracker = new ProgrammedTracker(publisher, registry, () => [], (kind) => kind !== 'RateLimitPolicy')
     await tracker.written('uid-rl', tracker.beforeWrite())
     registry.connected('gw-a', true)
     registry.ack('gw-a', publisher.latest!.generation)
-    expect(isEnforced('RateLimitPolicy')).toBe(false)
     expect(tracker.observe('uid-rl', 'RateLimitPolicy')).toEqual({ programmed: false, reason: 'NotEnforced', message: expect.stringContaining('does not enforce RateLimitPolicy') })
     expect(tracker.waiting()).toEqual([])
     // Kinds that are not policies, and enforced kinds, follow the gateways.
     expect(tracker.observe('uid-rl', 'Provider')).toMatchObject({ programmed: true })
-    for (const kind of ['Guardrail', 'UsageLimitPolicy']) {
-      expect(tracker.observe('uid-rl', kind)).toMatchObject(isEnforced(kind) ? { programmed: true } : { programmed: false, reason: 'NotEnforced' })
-    }
+    for (const kind of ['Guardrail', 'UsageLimitPolicy']) expect(tracker.observe('uid-rl', kind)).toMatchObject({ programmed: true })
+    // With the gateway's own list, every policy kind is enforced now.
+    for (const kind of ['Guardrail', 'RateLimitPolicy', 'UsageLimitPolicy']) expect(isEnforced(kind)).toBe(true)
   })
 })

@@ -7,6 +7,7 @@
  */
 import type { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import type { SnapshotPublisher } from '../distribution/publisher.ts'
+import type { PolicyKind } from '@gatehouse/gateway/snapshot'
 import { enforcementOf, isPolicyKind } from '../enforcement.ts'
 import type { Programming } from './conditions.ts'
 import { connectedGateways, type ReportedGateway } from './gateway-reports.ts'
@@ -33,7 +34,11 @@ export class ProgrammedTracker {
   readonly #waiting = new Set<string>()
 
   /** `remote`: gateways connected to the other replicas (see gateway-reports.ts). */
-  constructor(publisher: SnapshotPublisher, registry: GatewayRegistry, remote: () => ReportedGateway[] = () => []) {
+  readonly #enforced: ((kind: PolicyKind) => boolean) | undefined
+
+  /** `enforced`: which policy kinds the gateways enforce (the gateway's own list by default). */
+  constructor(publisher: SnapshotPublisher, registry: GatewayRegistry, remote: () => ReportedGateway[] = () => [], enforced?: (kind: PolicyKind) => boolean) {
+    this.#enforced = enforced
     this.#publisher = publisher
     this.#registry = registry
     this.#remote = remote
@@ -77,7 +82,7 @@ export class ProgrammedTracker {
    */
   observe(uid: string, kind?: string): Programming {
     if (kind !== undefined && isPolicyKind(kind)) {
-      const enforcement = enforcementOf(kind)
+      const enforcement = enforcementOf(kind, this.#enforced)
       if (!enforcement.enforced) {
         this.#waiting.delete(uid)
         return { programmed: false, reason: enforcement.reason, message: enforcement.message }
