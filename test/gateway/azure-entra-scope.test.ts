@@ -41,6 +41,8 @@ afterAll(async () => {
 
 describe('azure_entra_scope', () => {
   it('is the scope of the client-credentials token the gateway fetches for the provider', async () => {
+    // The simulators listen on loopback: an organisation owner lets its providers reach private networks.
+    expect((await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { network_settings: { allow_private_networks: true } })).statusCode).toBe(200)
     const ws = (await h.workspace('Azure')).id
     const integration = await h.call('POST', '/v1/integrations', h.ownerKey, {
       name: 'Azure', slug: 'azure', ai_provider_id: 'azure-openai', base_url: simulator.url, create_default_provider: false,

@@ -75,7 +75,7 @@ describe('partner guardrail checks', () => {
     expect(missing.json().error).toMatchObject({ code: 'AB01', param: 'checks[0].parameters.policyId' })
     expect(missing.json().error.message).toMatch(/policyId is required/)
     expect((await create({ policyId: '' })).statusCode).toBe(400)
-    const ok = await create({ policyId: 'pol-7' })
+    const ok = await create({ policyId: 'pol-7', endpoint: 'https://partner.example/v' })
     expect(ok.statusCode, ok.body).toBe(200)
   })
 })
