@@ -224,13 +224,6 @@ export const invalidCases: InvalidCase[] = [
     apiMessage: 'name a provider (@slug or virtual_key) or a strategy with targets',
   },
   {
-    name: 'config that names nothing',
-    kind: 'Config',
-    mutate: (s) => (s.config = { request_timeout: 1000 }),
-    path: 'spec.config',
-    apiMessage: 'name a provider (@slug or virtual_key) or a strategy with targets',
-  },
-  {
     name: 'conditional without conditions',
     kind: 'Config',
     mutate: (s) => (s.config.strategy.mode = 'conditional'),

@@ -285,8 +285,9 @@ const cacheSettings = z
 export const routingConfig = rules(
   z
     .strictObject({ cache: cacheSettings.optional(), ...nodeFields, ...groupFields(0) })
-    .describe('The routing config object: the gateway wire format (snake_case keys), a provider or a strategy over targets.'),
-  groupRules,
+    .describe('The routing config object: the gateway wire format (snake_case keys), a provider or a strategy over targets; naming neither, requests name their provider (x-gateway-provider, @slug/model) and the config adds retries, timeouts, caching or guardrails.'),
+  // The top may name no provider: the request's headers or model do (a target may not).
+  groupRules.slice(1),
 )
 
 export const configSpec = z

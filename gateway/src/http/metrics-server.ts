@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Registry } from 'prom-client'
 import { GatewayError } from '../core/errors.ts'
-import { renderError } from '../http/error-handler.ts'
+import { renderError } from './error-handler.ts'
 
 export const DEFAULT_METRICS_PORT = 9464
 
