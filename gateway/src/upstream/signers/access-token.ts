@@ -5,7 +5,9 @@
  * concurrent requests. Clock and fetch are injectable so tests run against a local endpoint.
  */
 import { createHash } from 'node:crypto'
+import { fetch as undiciFetch } from 'undici'
 import { GatewayError } from '../../core/errors.ts'
+import { ssrfSafeDispatcher } from '../ssrf.ts'
 
 export interface AccessToken {
   token: string
@@ -101,9 +103,18 @@ export class AccessTokenCache {
   }
 }
 
+/**
+ * Token endpoints can be named by a provider's options (`authorityHost`, a service account's
+ * `token_uri`): they are fetched through the SSRF-checked connector, which never reaches cloud
+ * metadata or unspecified addresses. (Signers do not know the provider's network setting, so
+ * private addresses stay reachable for in-cluster identity providers.)
+ */
+const guardedFetch: typeof globalThis.fetch = (input, init) =>
+  undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: ssrfSafeDispatcher(true) }) as unknown as Promise<Response>
+
 export function tokenClientDefaults(options: TokenClientOptions): Required<TokenClientOptions> {
   return {
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: options.fetch ?? guardedFetch,
     nowMs: options.nowMs ?? Date.now,
     refreshMarginMs: options.refreshMarginMs ?? defaultRefreshMarginMs,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
