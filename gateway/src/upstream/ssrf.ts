@@ -11,7 +11,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { BlockList, isIP, isIPv4 } from 'node:net'
 import { Agent, buildConnector } from 'undici'
 import { GatewayError } from '../core/errors.ts'
-import { defaultTimeouts } from './transport.ts'
+import { defaultTimeouts } from './timeouts.ts'
 
 function blockList(v4: ReadonlyArray<[string, number]>, v6: ReadonlyArray<[string, number]>): BlockList {
   const list = new BlockList()

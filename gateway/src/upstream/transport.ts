@@ -12,15 +12,8 @@ import type { SecretBag } from '../core/secret.ts'
 import { applyAuth, type SignableRequest } from './signers/index.ts'
 import './signers/builtin.ts'
 
-export interface UpstreamTimeouts {
-  connectMs: number
-  /** Time to the response headers: the provider's time to first byte. */
-  firstByteMs: number
-  /** Longest silence between body chunks. */
-  idleMs: number
-}
-
-export const defaultTimeouts: UpstreamTimeouts = { connectMs: 10_000, firstByteMs: 120_000, idleMs: 300_000 }
+import type { UpstreamTimeouts } from './timeouts.ts'
+export { defaultTimeouts, type UpstreamTimeouts } from './timeouts.ts'
 
 export interface UpstreamEndpoint {
   readonly baseUrl: URL
