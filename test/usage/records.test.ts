@@ -16,6 +16,7 @@ import { pollUntil } from '../helpers/processes.ts'
 import { startAnthropicSimulator } from '../simulators/anthropic.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
+import { loadTokenizer } from '../../gateway/src/usage/estimate.ts'
 
 let primary: Simulator
 let secondary: Simulator
@@ -27,6 +28,7 @@ let client: OpenAI
 let anthropic: Anthropic
 
 beforeAll(async () => {
+  await loadTokenizer()
   ;[primary, secondary, claude] = await Promise.all([startOpenAISimulator({ chunks: 4 }), startOpenAISimulator({ chunks: 4 }), startAnthropicSimulator({ chunks: 4 })])
   shipper = new UsageShipper({
     transport: async (body) => {

@@ -4,8 +4,22 @@
  * from the known places of each wire format and counted with the o200k_base encoding (the current
  * OpenAI one; for other families it is an estimate, and records say so with `estimated`).
  */
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import type { Usage } from '../providers/canonical.ts'
+
+/**
+ * The encoding's ranks take a few hundred MB and about a second to build: only a gateway that
+ * meters loads them, in the background when its account stage is made (`loadTokenizer`). Until
+ * they are there, a count is characters / 4, still marked estimated like every count made here.
+ */
+let countTokens: ((text: string) => number) | null = null
+let loading: Promise<void> | null = null
+
+export function loadTokenizer(): Promise<void> {
+  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((encoding) => {
+    countTokens = encoding.countTokens
+  })
+  return loading
+}
 
 /** Text fields of requests and answers: chat, completions, embeddings, messages, responses. */
 const TEXT_KEYS = new Set(['content', 'text', 'prompt', 'input', 'system', 'instructions', 'arguments', 'partial_json', 'thinking', 'refusal'])
@@ -40,7 +54,8 @@ export function textOf(value: unknown, separator = '\n'): string {
 }
 
 export function countText(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text)
+  if (text.length === 0) return 0
+  return countTokens === null ? Math.ceil(text.length / 4) : countTokens(text)
 }
 
 /** Usage counted from the request body and what was answered: an answer body, or the stream chunks relayed. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { GatewayError } from '../../core/errors.ts'
 import { ExchangeContext } from '../context.ts'
 import { RawJson } from '../../core/raw-json.ts'
@@ -7,6 +7,10 @@ import { SNAPSHOT_SCHEMA_VERSION, type GatewaySnapshotInput } from '../../snapsh
 import type { UsageDraft } from '../../usage/draft.ts'
 import { composePipeline, newFacts, type Answer, type Exchange, type Operation, type StreamAnswer } from '../stage.ts'
 import { accountStage } from './account.ts'
+import { loadTokenizer } from '../../usage/estimate.ts'
+
+// Estimates count with the real encoding once it is loaded (a gateway loads it in the background).
+beforeAll(() => loadTokenizer())
 
 const chat: Operation = { name: 'chat', endpointType: 'chatComplete', format: 'openai', textual: true, cacheable: true }
 
