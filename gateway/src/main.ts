@@ -12,9 +12,7 @@
  *   GATEHOUSE_FORWARD_ADMIN                   'false': admin routes are not forwarded (data plane only)
  *   GATEHOUSE_METRICS_PORT                    where GET /metrics listens (9464; 'data': on the data-plane port)
  *   GATEHOUSE_METRICS_TOKEN                   when set, GET /metrics needs it as a bearer token
- *   GATEHOUSE_REDIS_URL                       shared runtime state (the response cache) for every replica;
- *                                             in process when unset
- *   GATEHOUSE_REDIS_KEY_PREFIX                prefix of Gatehouse's Redis keys (default gh)
+ *   GATEHOUSE_REDIS_KEY_PREFIX                prefix of the response cache's Redis keys (default gh)
  *   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE
  *                                             JWTs on the data plane, verified here (no control plane needed)
  *   GATEHOUSE_SHUTDOWN_DELAY_MS               on SIGTERM, how long /readyz fails while serving goes on (5000)
@@ -22,8 +20,9 @@
  * `gatehouse gateway --host --port --metrics-port` override the first two and the metrics port.
  *   GATEHOUSE_REDIS_URL | _SENTINELS (+ _SENTINEL_NAME) | _CLUSTER_NODES, GATEHOUSE_REDIS_USERNAME,
  *   GATEHOUSE_REDIS_PASSWORD, GATEHOUSE_REDIS_TIMEOUT_MS, GATEHOUSE_LIMITS_KEY_PREFIX
- *                                             where rate-limit and budget counters live (limits/from-env.ts);
- *                                             unset: in this process only (exact per replica, not across replicas)
+ *                                             one Redis connection for the rate-limit and budget counters and the
+ *                                             response cache, shared by every replica (limits/from-env.ts);
+ *                                             unset: both in this process only
  *   GATEHOUSE_USAGE_SPOOL                     directory usage records wait in while the control plane is away
  *   GATEHOUSE_USAGE_SPOOL_MAX_BYTES           bound of that spool (default 256 MiB; oldest bodies shed first)
  */
@@ -32,7 +31,6 @@ import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
 import { RedisResponseCache } from './cache/redis.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
@@ -157,13 +155,6 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     closers.push(() => shipper.close())
   }
 
-  const redisUrl = env.GATEHOUSE_REDIS_URL
-  const redis = redisUrl ? new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null
-  if (redis) {
-    redis.on('error', (error: unknown) => logger.warn({ err: error }, 'redis connection error'))
-    closers.push(() => redis.quit().catch(() => redis.disconnect()))
-  }
-
   const limits = limiterFromEnv(env)
   closers.push(() => limits.limiter.close())
   if (limits.shared) logger.info({ counters: limits.description }, 'rate limits and budgets are counted in Redis, shared by every replica')
@@ -172,7 +163,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   const app = buildGatewayServer({
     holder,
     pepper,
-    ...(redis ? { responseCache: new RedisResponseCache(redis, { prefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }) } : {}),
+    ...(limits.redis ? { responseCache: new RedisResponseCache(limits.redis, { prefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }) } : {}),
     logger,
     processMetrics: true,
     jwt: dataPlaneJwtFromEnv(env),

@@ -5,7 +5,7 @@
  * the total; the set script (Redis time, one round trip) evicts expired entries and then those
  * nearest expiry while the workspace is over its byte cap.
  */
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { DEFAULT_CACHE_LIMITS, decodeEntry, encodeEntry, type CacheLimits, type CachedAnswer, type ResponseCache } from './response-cache.ts'
 
 const SET_SCRIPT = `
@@ -52,11 +52,11 @@ export interface RedisCacheOptions {
 }
 
 export class RedisResponseCache implements ResponseCache {
-  readonly #redis: Redis
+  readonly #redis: Redis | Cluster
   readonly #prefix: string
   readonly #limits: CacheLimits
 
-  constructor(redis: Redis, options: RedisCacheOptions = {}) {
+  constructor(redis: Redis | Cluster, options: RedisCacheOptions = {}) {
     this.#redis = redis
     this.#prefix = options.prefix ?? 'gh:cache'
     this.#limits = { ...DEFAULT_CACHE_LIMITS, ...options.limits }

@@ -11,6 +11,7 @@
  * With none of them, counters live in process: exact for one process (embedded mode), per replica
  * when several gateways run — which is why `shared` says so and the boot log should.
  */
+import type { Cluster, Redis } from 'ioredis'
 import type { Limiter } from './limiter.ts'
 import { MemoryLimiter } from './memory-limiter.ts'
 import { RedisLimiter, connectRedis, type RedisLimiterOptions } from './redis-limiter.ts'
@@ -22,6 +23,8 @@ export interface LimiterSetup {
   readonly shared: boolean
   /** Where the counters live, for the boot log (no credentials). */
   readonly description: string
+  /** The Redis connection the counters use (null in process); other shared state (the response cache) uses it too. */
+  readonly redis: Redis | Cluster | null
 }
 
 function hostPorts(value: string, variable: string): Array<{ host: string; port: number }> {
@@ -49,7 +52,8 @@ export function redisOptionsFromEnv(env: NodeJS.ProcessEnv): RedisLimiterOptions
 export function limiterFromEnv(env: NodeJS.ProcessEnv): LimiterSetup {
   const keyPrefix = env.GATEHOUSE_LIMITS_KEY_PREFIX ?? 'gh:'
   const options = redisOptionsFromEnv(env)
-  if (options === null) return { limiter: new MemoryLimiter(), keyPrefix, shared: false, description: 'in process' }
+  if (options === null) return { limiter: new MemoryLimiter(), keyPrefix, shared: false, description: 'in process', redis: null }
   const description = options.clusterNodes ? `Redis Cluster (${options.clusterNodes.length} seed nodes)` : options.sentinels ? `Redis Sentinel (${options.sentinelName})` : 'Redis'
-  return { limiter: new RedisLimiter(connectRedis(options)), keyPrefix, shared: true, description }
+  const redis = connectRedis(options)
+  return { limiter: new RedisLimiter(redis), keyPrefix, shared: true, description, redis }
 }
