@@ -9,7 +9,7 @@ import { MalformedResponseError, ProviderStreamError } from '../providers/adapte
 import type { Usage } from '../providers/canonical.ts'
 import { GatewayError } from '../core/errors.ts'
 import { decodeFrameBatches, decodeUnparsedSseBatches } from '../upstream/framing/index.ts'
-import { sendUpstream, sendUpstreamBuffered, transportError, type UpstreamResponse } from '../upstream/transport.ts'
+import { sendUpstreamBuffered, sendUpstreamStreamed, transportError } from '../upstream/transport.ts'
 import { errorFromProvider } from '../upstream/provider-errors.ts'
 import { RawJson, rememberRawJson } from '../core/raw-json.ts'
 import type { RouteTarget } from '../routing/target.ts'
@@ -51,7 +51,7 @@ function jsonOrText(text: string): unknown {
 }
 
 /** An error answer, bounded: JSON when it parses, else its text. */
-export async function readErrorBody(response: UpstreamResponse): Promise<unknown> {
+export async function readErrorBody(response: { body: AsyncIterable<Uint8Array> }): Promise<unknown> {
   let text = ''
   for await (const chunk of response.body) {
     text += Buffer.from(chunk).toString('utf8')
@@ -68,7 +68,7 @@ function providerFailure(target: RouteTarget, status: number, headers: Record<st
   return errorFromProvider(target.provider.adapter.parseError(status, headers, body), target.provider.record.slug, target.provider.endpoint.credentials)
 }
 
-async function failFromStatus(target: RouteTarget, response: UpstreamResponse): Promise<never> {
+async function failFromStatus(target: RouteTarget, response: { status: number; headers: Record<string, string>; body: AsyncIterable<Uint8Array> }): Promise<never> {
   throw providerFailure(target, response.status, response.headers, await readErrorBody(response))
 }
 
@@ -142,7 +142,7 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
   relay: boolean,
 ): Promise<StreamOutcome<Chunk | RawJson>> {
   const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
-  const response = await sendUpstream(target.provider.endpoint, upstream, options)
+  const response = await sendUpstreamStreamed(target.provider.endpoint, upstream, options)
   if (response.status >= 400) return failFromStatus(target, response)
 
   const transform = operation.stream

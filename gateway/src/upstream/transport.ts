@@ -11,6 +11,7 @@ import { GatewayError } from '../core/errors.ts'
 import type { SecretBag } from '../core/secret.ts'
 import { applyAuth, type SignableRequest } from './signers/index.ts'
 import './signers/builtin.ts'
+import { CallbackBody } from './callback-body.ts'
 
 import type { UpstreamTimeouts } from './timeouts.ts'
 export { defaultTimeouts, type UpstreamTimeouts } from './timeouts.ts'
@@ -141,6 +142,54 @@ export async function sendUpstream(endpoint: UpstreamEndpoint, request: Upstream
   } catch (error) {
     throw transportError(error, options.signal)
   }
+}
+
+export interface StreamedUpstreamResponse {
+  status: number
+  headers: Record<string, string>
+  body: CallbackBody
+}
+
+/**
+ * Sends a request and hands back the response as soon as its headers arrive, with the body read
+ * from the dispatcher's callbacks (`CallbackBody`): the streaming hot path (SSE chat answers).
+ * The owner ends the body with `dump` or `destroy`; a client disconnect aborts it through `signal`.
+ */
+export async function sendUpstreamStreamed(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<StreamedUpstreamResponse> {
+  const { dispatchOptions } = await prepare(endpoint, request, options)
+  const { signal } = options
+  if (signal.aborted) throw transportError(signal.reason, signal)
+  return new Promise<StreamedUpstreamResponse>((resolve, reject) => {
+    const body = new CallbackBody()
+    let controller: Dispatcher.DispatchController | null = null
+    let started = false
+    const onAbort = (): void => controller?.abort(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    const settle = (): void => signal.removeEventListener('abort', onAbort)
+    endpoint.dispatcher.dispatch(dispatchOptions, {
+      onRequestStart(requestController) {
+        controller = requestController
+        body.attach(requestController)
+        if (signal.aborted) requestController.abort(signal.reason)
+      },
+      onResponseStart(_controller, statusCode, responseHeaders) {
+        started = true
+        resolve({ status: statusCode, headers: flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>), body })
+      },
+      onResponseData(_controller, chunk) {
+        body.push(chunk)
+      },
+      onResponseEnd() {
+        settle()
+        body.end()
+      },
+      onResponseError(_controller, error) {
+        settle()
+        if (started) body.fail(error)
+        else reject(transportError(error, signal))
+      },
+    })
+  })
 }
 
 export interface BufferedResponse {
