@@ -124,9 +124,10 @@ export class PromptPartialRepository {
     this.#sink.add({ resource: 'prompt', action: 'updated', id })
   }
 
+  /** By id, slug or name (templates name partials by name). */
   async get(organizationId: string, idOrSlug: string, workspaceId?: string): Promise<PromptPartialRecord | null> {
     const rows = await this.#db.query<Row>(
-      `SELECT * FROM prompt_partials WHERE organization_id = $1 AND (id = $2 OR slug = $2) AND ($3::text IS NULL OR workspace_id = $3)
+      `SELECT * FROM prompt_partials WHERE organization_id = $1 AND (id = $2 OR slug = $2 OR name = $2) AND ($3::text IS NULL OR workspace_id = $3)
        ORDER BY (id = $2) DESC LIMIT 1`,
       [organizationId, idOrSlug, workspaceId ?? null],
     )
