@@ -19,6 +19,10 @@ beforeAll(async () => {
   const collection = await h.call('POST', '/v1/collections', h.ownerKey, { name: 'Marketing', workspace_id: wsId })
   expect(collection.statusCode, collection.body).toBe(200)
   collectionId = collection.json().id
+  for (const [name, slug] of [['OpenAI main', 'openai-main'], ['Anthropic main', 'anthropic-main']]) {
+    const provider = await h.call('POST', '/v1/providers', h.ownerKey, { name, slug, provider: slug.startsWith('openai') ? 'openai' : 'anthropic', key: 'sk-test-1234567890', workspace_id: wsId })
+    expect(provider.statusCode, provider.body).toBe(200)
+  }
 })
 afterAll(() => h.close())
 
@@ -87,6 +91,14 @@ describe('prompt versions', () => {
     expect(refused.json().error.param).toBe('string')
     const [row] = await h.db.query<{ template: string }>('SELECT template FROM prompt_versions WHERE id = $1', [version_id])
     expect(row!.template).toBe('[{"role":"system","content":"You write about {{topic}}"}]')
+  })
+
+  it('refuses a virtual key the workspace has no provider for, and stores nothing', async () => {
+    const before = (await h.call('GET', `/v1/prompts?workspace_id=${wsId}`, h.ownerKey)).json().total
+    const response = await createPrompt(h.ownerKey, { virtual_key: 'nowhere' })
+    expect(response.statusCode).toBe(400)
+    expect(response.json().error).toMatchObject({ param: 'virtual_key', code: 'AB01' })
+    expect((await h.call('GET', `/v1/prompts?workspace_id=${wsId}`, h.ownerKey)).json().total).toBe(before)
   })
 
   it('refuses a template with a Mustache syntax error, naming the field', async () => {
@@ -174,6 +186,7 @@ describe('prompt access settings', () => {
     const users = await Promise.all((['member', 'manager', 'admin'] as const).map((role) => h.user(`${role}-prompts@example.com`, 'member', { id: ws, role })))
     const keys = await Promise.all(users.map((userId, index) => h.key('workspace/user', { name: `k${index}`, workspace_id: ws, user_id: userId, scopes: PROMPT_SCOPES })))
     ;[member, manager, workspaceAdmin] = keys as [string, string, string]
+    await h.call('POST', '/v1/providers', h.ownerKey, { name: 'Access OpenAI', slug: 'openai-main', provider: 'openai', key: 'sk-test-1234567890', workspace_id: ws })
     const collection = (await h.call('POST', '/v1/collections', h.ownerKey, { name: 'Access', workspace_id: ws })).json().id
     promptId = (await h.call('POST', '/v1/prompts', h.ownerKey, { name: 'Access', collection_id: collection, string: 'Hi {{name}}', parameters: {}, virtual_key: 'openai-main' })).json().id
   })

@@ -164,6 +164,15 @@ export function promptRoutes(app: FastifyInstance, ctx: AdminContext): void {
     return visible === null || visible.includes(workspaceId)
   }
 
+  /** The prompt's provider must be one the workspace can use: its own, or an organisation-wide one admitting it. */
+  async function checkVirtualKey(organizationId: string, workspaceId: string, reference: string): Promise<void> {
+    const slug = reference.replace(/^@/, '')
+    if (await ctx.store.providers.getBySlug(organizationId, workspaceId, slug)) return
+    const shared = await ctx.store.providers.getBySlug(organizationId, null, slug)
+    if (shared && (shared.allowAllWorkspaces || shared.allowedWorkspaceIds.includes(workspaceId))) return
+    throw invalid('virtual_key', `virtual_key: no provider "${slug}" is available to this workspace`)
+  }
+
   async function latestVersion(promptId: string): Promise<PromptVersionRecord> {
     const [latest] = await ctx.store.prompts.versions(promptId)
     if (!latest) throw notFound('prompt version')
@@ -176,6 +185,7 @@ export function promptRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const collection = await collectionIn(principal, body.collection_id, body.workspace_id)
     await requirePromptAccess(ctx, principal, collection.workspaceId, 'create')
     checkTemplate(body.string, 'string')
+    await checkVirtualKey(principal.organizationId, collection.workspaceId, body.virtual_key)
     const slug = body.slug ?? generatedSlug('pp', body.name)
     if (await ctx.store.prompts.get(principal.organizationId, slug, collection.workspaceId)) throw conflict(`a prompt "${slug}" already exists in this workspace`, 'slug')
     const { prompt, version } = await ctx.store.transaction((tx) => tx.prompts.create(
@@ -229,6 +239,7 @@ export function promptRoutes(app: FastifyInstance, ctx: AdminContext): void {
     if (body.string !== undefined) checkTemplate(body.string, 'string')
     const collection = body.collection_id === undefined ? undefined : await collectionIn(principal, body.collection_id, undefined)
     if (collection && collection.workspaceId !== prompt.workspaceId) throw invalid('collection_id', 'collection_id: the collection is in another workspace')
+    if (body.virtual_key !== undefined) await checkVirtualKey(principal.organizationId, prompt.workspaceId, body.virtual_key)
     const result = await ctx.store.transaction(async (tx) => {
       const [latest] = await tx.prompts.versions(prompt.id)
       if (!latest) throw notFound('prompt version')
