@@ -75,8 +75,28 @@ function parseMustache(template: string, where: string): Token[] {
   }
 }
 
+interface TemplateTexts {
+  /** The messages array, never mutated (rendering copies it); null for plain text. */
+  readonly messages: unknown[] | null
+  readonly texts: string[]
+}
+
+/** Parsed templates by text: a snapshot's templates are parsed once, not on every request. */
+const parsedTemplates = new Map<string, TemplateTexts>()
+const PARSED_TEMPLATES_MAX = 1024
+
 /** The Mustache texts of a template: each string value of a messages array, or the whole text. */
-function templateTexts(template: string): { messages: unknown[] | null; texts: string[] } {
+function templateTexts(template: string): TemplateTexts {
+  const cached = parsedTemplates.get(template)
+  if (cached) return cached
+  const parsed = parseTemplateTexts(template)
+  // Bounded: templates come from snapshots, so a full cache means old snapshots' texts; start over.
+  if (parsedTemplates.size >= PARSED_TEMPLATES_MAX) parsedTemplates.clear()
+  parsedTemplates.set(template, parsed)
+  return parsed
+}
+
+function parseTemplateTexts(template: string): TemplateTexts {
   const trimmed = template.trimStart()
   if (trimmed.startsWith('[')) {
     let parsed: unknown
@@ -140,6 +160,20 @@ function missingVariables(tokens: Token[], variables: Record<string, unknown>, p
 }
 
 const NO_ESCAPE = { escape: (text: string): string => text }
+
+/**
+ * Mustache keeps every template text it ever parsed; a long-running gateway sees the texts of
+ * every snapshot it served, so its cache is bounded the same way as ours.
+ */
+const mustacheParsed = new Map<string, string>()
+Mustache.templateCache = {
+  set(key: string, value: string): void {
+    if (mustacheParsed.size >= PARSED_TEMPLATES_MAX) mustacheParsed.clear()
+    mustacheParsed.set(key, value)
+  },
+  get: (key: string): string | undefined => mustacheParsed.get(key),
+  clear: (): void => mustacheParsed.clear(),
+}
 
 /**
  * The messages a template renders to with `variables` and the workspace's partials. Throws a 400

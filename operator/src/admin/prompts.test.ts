@@ -19,7 +19,7 @@ beforeAll(async () => {
   const collection = await h.call('POST', '/v1/collections', h.ownerKey, { name: 'Marketing', workspace_id: wsId })
   expect(collection.statusCode, collection.body).toBe(200)
   collectionId = collection.json().id
-  for (const [name, slug] of [['OpenAI main', 'openai-main'], ['Anthropic main', 'anthropic-main']]) {
+  for (const [name, slug] of [['OpenAI main', 'openai-main'], ['Anthropic main', 'anthropic-main']] as const) {
     const provider = await h.call('POST', '/v1/providers', h.ownerKey, { name, slug, provider: slug.startsWith('openai') ? 'openai' : 'anthropic', key: 'sk-test-1234567890', workspace_id: wsId })
     expect(provider.statusCode, provider.body).toBe(200)
   }
