@@ -15,6 +15,7 @@ import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
 import { registerPricingRoute } from './http/routes/pricing.ts'
+import { registerPromptRoutes } from './http/routes/prompts.ts'
 import { registerRealtimeRoute } from './http/routes/realtime.ts'
 import { loopbackOnly, type SidecarAuth } from './pipeline/authenticate-sidecar.ts'
 import { readTrace } from './pipeline/context.ts'
@@ -158,6 +159,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerPassthroughRoutes(app, deps)
   registerRealtimeRoute(app, deps)
   registerMessagesRoute(app, deps)
+  registerPromptRoutes(app, deps)
   registerPricingRoute(app)
   registerAdminForward(app, options.adminForwarder)
   return app

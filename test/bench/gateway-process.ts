@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildGatewayServer, RuntimeHolder } from '@gatehouse/gateway'
 import { generateApiKey, type GatewaySnapshotInput } from '@gatehouse/gateway/snapshot'
-import { buildSnapshot, TEST_PEPPER } from '../helpers/gateway.ts'
+import { buildSnapshot, TEST_PEPPER, WORKSPACE_ID } from '../helpers/gateway.ts'
 
 const BENCH_PROVIDER_SLUG = 'openai-bench'
 
@@ -33,6 +33,17 @@ const snapshot = buildSnapshot([{ slug: BENCH_PROVIDER_SLUG, kind: 'openai', bas
 })
 // The cache-sat scenario runs under this saved config (in-process cache, the embedded default).
 snapshot.configs = [{ id: 'cfg-bench-cached', slug: 'bench-cached', workspaceId: null, config: { provider: `@${BENCH_PROVIDER_SLUG}`, cache: { mode: 'simple', max_age: 600 } } }]
+// The prompt-sat scenario renders this saved prompt; it renders to the body the other scenarios send.
+snapshot.prompts = [{
+  id: 'prompt-bench', slug: 'bench-prompt', name: 'Bench', workspaceId: WORKSPACE_ID, virtualKey: BENCH_PROVIDER_SLUG, defaultVersionId: 'prompt-bench-v1',
+  versions: [{
+    id: 'prompt-bench-v1', version: 1, model: 'gpt-4o-mini', parameters: { max_tokens: 64 },
+    template: JSON.stringify([
+      { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
+      { role: 'user', content: 'Write one short sentence about {{subject}}.' },
+    ]),
+  }],
+}]
 // Served from a file, as a deployed gateway is: the file round trip is part of what is measured.
 const snapshotDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
 const snapshotPath = join(snapshotDir, 'snapshot.json')

@@ -14,7 +14,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   gatehouse: 'Gatehouse (auth on)',
 }
 
-export type ScenarioName = 'sat' | 'stream-sat' | 'paced' | 'serial' | 'ttfb' | 'cache-sat'
+export type ScenarioName = 'sat' | 'stream-sat' | 'paced' | 'serial' | 'ttfb' | 'cache-sat' | 'prompt-sat'
 
 export interface ScenarioRun {
   scenario: ScenarioName
@@ -320,6 +320,7 @@ const SCENARIO_TITLES: Record<ScenarioName, string> = {
   serial: 'serial — 1 connection, one request at a time, non-streaming',
   ttfb: 'ttfb — sequential stream:true on one keep-alive connection',
   'cache-sat': 'cache-sat — closed loop, 50 connections, non-streaming, under a caching config with 90 % of requests repeated (hits)',
+  'prompt-sat': 'prompt-sat — closed loop, 50 connections, non-streaming; Gatehouse renders a saved prompt (POST /v1/prompts/{id}/completions), the others get the rendered chat body',
 }
 
 export function formatScenario(aggregates: Aggregate[], scenario: ScenarioName): string {

@@ -38,7 +38,7 @@ const { values: flags } = parseArgs({
     'paced-rate': { type: 'string', default: '800' },
     'serial-s': { type: 'string', default: '2' },
     'ttfb-requests': { type: 'string', default: '500' },
-    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat' },
+    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat' },
     profile: { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
   },
@@ -59,12 +59,16 @@ const serialMs = positive('serial-s', flags['serial-s']) * 1000
 const ttfbRequests = Math.round(positive('ttfb-requests', flags['ttfb-requests']))
 const scenarios = flags.scenarios!.split(',').map((name) => name.trim()) as ScenarioName[]
 for (const name of scenarios) {
-  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat'].includes(name)) throw new Error(`unknown scenario '${name}'`)
+  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat', 'prompt-sat'].includes(name)) throw new Error(`unknown scenario '${name}'`)
 }
 
 /** A 0.26 KB chat body like the baseline's: a system and a user message. */
 /** The saved config of the bench gateway that caches answers (gateway-process.ts). */
 const BENCH_CACHED_CONFIG = 'bench-cached'
+
+/** The saved prompt of the bench gateway (gateway-process.ts); it renders to `chatBody(false)`. */
+const BENCH_PROMPT_PATH = '/v1/prompts/bench-prompt/completions'
+const PROMPT_BODY = JSON.stringify({ variables: { subject: 'measuring gateway overhead on loopback' } })
 
 function chatBody(stream: boolean, vary = ''): string {
   return JSON.stringify({
@@ -162,6 +166,7 @@ class Loader {
 function jobFor(scenario: ScenarioName, target: TargetRequest, watch: WatchedProcess[]): LoadJob {
   switch (scenario) {
     case 'sat':
+    case 'prompt-sat':
       return { mode: 'closed', target, watch, connections, warmupMs, durationMs, stream: false }
     case 'stream-sat':
       return { mode: 'closed', target, watch, connections, warmupMs, durationMs, stream: true }
@@ -234,7 +239,13 @@ async function main(): Promise<void> {
   for (let rep = 1; rep <= reps; rep++) {
     for (const scenario of scenarios) {
       for (const target of TARGETS) {
-        const request: TargetRequest = { origin: targets.origins[target], path: '/v1/chat/completions', headers: targets.headers, body: chatBody(scenario === 'stream-sat') }
+        const rendersPrompt = scenario === 'prompt-sat' && target === 'gatehouse'
+        const request: TargetRequest = {
+          origin: targets.origins[target],
+          path: rendersPrompt ? BENCH_PROMPT_PATH : '/v1/chat/completions',
+          headers: targets.headers,
+          body: rendersPrompt ? PROMPT_BODY : chatBody(scenario === 'stream-sat'),
+        }
         const watch = target === 'direct' ? [simulatorWatch] : [simulatorWatch, { name: target, pid: targets.servers[target].pid }]
         const result = await loader.run(jobFor(scenario, request, watch))
         runs.push({ scenario, target, rep, result })

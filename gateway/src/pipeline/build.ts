@@ -14,7 +14,7 @@ import type { DataPlaneJwt } from './authenticate-jwt.ts'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import type { SidecarAuth } from './authenticate-sidecar.ts'
 import type { RouteSpec } from './route-spec.ts'
-import { composePipeline, type Pipeline, type Stage, type StageFactory } from './stage.ts'
+import { composePipeline, type Pipeline, type Stage, type StageFactory, type Terminal } from './stage.ts'
 import { authenticateStage } from './stages/authenticate.ts'
 import { dispatchTerminal } from './stages/dispatch.ts'
 import { resolveRouteStage } from './stages/resolve-route.ts'
@@ -65,4 +65,13 @@ export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageF
 
 export function buildRoutePipeline(spec: RouteSpec, deps: PipelineDeps): Pipeline {
   return composePipeline(spec.operation, routeStageFactories(spec, deps), dispatchTerminal(spec, deps.holder.targetHealth))
+}
+
+/**
+ * A route the gateway answers itself (prompt render): observed and authenticated like every
+ * route, then `terminal` answers; no routing, policies or accounting, since no provider is called.
+ */
+export function buildLocalPipeline(spec: RouteSpec, deps: PipelineDeps, terminal: Terminal): Pipeline {
+  const features = deps.features ?? {}
+  return composePipeline(spec.operation, [...(features.observe ? [features.observe] : []), asFactory(authenticateStage(spec, deps), 'authenticate')], terminal)
 }

@@ -64,6 +64,9 @@ export interface ExchangeFacts {
   /** `config.targets[0]...` under a config; null when routed directly. */
   targetPath: string | null
   configId: string | null
+  /** The saved prompt and version the request rendered (prompt completions). */
+  promptId: string | null
+  promptVersionId: string | null
   /** Upstream attempts over the whole exchange (retries and fallbacks included). */
   attempts: number
   /** Retries at the target that answered. */
@@ -93,6 +96,8 @@ export function newFacts(): ExchangeFacts {
     servedModel: null,
     targetPath: null,
     configId: null,
+    promptId: null,
+    promptVersionId: null,
     attempts: 0,
     retries: 0,
     status: null,

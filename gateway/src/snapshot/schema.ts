@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { snapshotGuardrail, snapshotGuardrailDefaults, snapshotLimit, snapshotPrice } from './policies.ts'
+import { snapshotPrompt, snapshotPromptPartial } from './prompts.ts'
 import { logLevel } from './usage-record.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
@@ -113,6 +114,9 @@ export const gatewaySnapshot = z.object({
   limits: z.array(snapshotLimit).default([]),
   /** Price overrides on top of the shipped pricing table. */
   prices: z.array(snapshotPrice).default([]),
+  /** Saved prompts (their published and labelled versions) and partials, rendered by the gateway. */
+  prompts: z.array(snapshotPrompt).default([]),
+  promptPartials: z.array(snapshotPromptPartial).default([]),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>

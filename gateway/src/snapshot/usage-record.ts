@@ -51,6 +51,8 @@ export const usageRecord = z.object({
   configId: optionalId,
   deploymentId: optionalId,
   promptId: optionalId,
+  /** The prompt version a prompt completion rendered. */
+  promptVersionId: optionalId,
   /** The route's operation name (`chat`, `passthrough:files`, ...) and the spec's endpoint type. */
   route: z.string().min(1).max(128),
   endpointType: z.string().min(1).max(64),

@@ -24,6 +24,7 @@ export interface UsageDraft {
   configId: string | null
   deploymentId: string | null
   promptId: string | null
+  promptVersionId: string | null
   route: string
   endpointType: string
   modelRequested: string | null
@@ -94,6 +95,7 @@ export function toUsageRecord(draft: UsageDraft): UsageRecord {
     configId: draft.configId,
     deploymentId: draft.deploymentId,
     promptId: draft.promptId,
+    promptVersionId: draft.promptVersionId,
     route: draft.route,
     endpointType: draft.endpointType,
     modelRequested: draft.modelRequested,

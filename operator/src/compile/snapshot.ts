@@ -24,6 +24,7 @@ import { systemClock } from '../clock.ts'
 import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, PolicyKind, PolicyRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
 import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
 import { compileLimits } from './limits.ts'
+import { compilePrompts } from './prompts.ts'
 import { effectiveSettings } from '../identity/settings.ts'
 import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
@@ -265,6 +266,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     report: (path, message) => options.onProblem?.({ path, message }),
   }
   const guardrails = allGuardrails.filter((g) => inScope(g.workspaceId))
+  const prompts = await compilePrompts(store, orgId, inScope)
   const compiledProviders = await Promise.all(providers.map((p) => compileProvider(store, sources, p)))
   if (served !== null) {
     // Organisation-wide providers stay, limited to the workspaces this deployment serves.
@@ -311,6 +313,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       report: sources.report,
     }),
     prices,
+    ...prompts,
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

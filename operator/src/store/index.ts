@@ -32,6 +32,10 @@ import { OrganisationGuardrailRepository } from './repos/organisation-guardrails
 import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
 import { PolicyRepository } from './repos/policies.ts'
+import { PromptCollectionRepository } from './repos/prompt-collections.ts'
+import { PromptLabelRepository } from './repos/prompt-labels.ts'
+import { PromptPartialRepository } from './repos/prompt-partials.ts'
+import { PromptRepository } from './repos/prompts.ts'
 import { ProviderRepository } from './repos/providers.ts'
 import { SecretReferenceRepository } from './repos/secret-references.ts'
 import { BufferedSink, type ChangeSink } from './repos/sink.ts'
@@ -63,6 +67,10 @@ export interface Repositories {
   policies: PolicyRepository
   modelPrices: ModelPriceRepository
   feedback: FeedbackRepository
+  prompts: PromptRepository
+  promptPartials: PromptPartialRepository
+  promptLabels: PromptLabelRepository
+  promptCollections: PromptCollectionRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -99,6 +107,10 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     policies: new PolicyRepository(db, sink),
     modelPrices: new ModelPriceRepository(db, sink),
     feedback: new FeedbackRepository(db),
+    prompts: new PromptRepository(db, sink),
+    promptPartials: new PromptPartialRepository(db, sink),
+    promptLabels: new PromptLabelRepository(db, sink),
+    promptCollections: new PromptCollectionRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -167,6 +179,10 @@ export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-re
 export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
 export type { OrganizationRecord } from './repos/organizations.ts'
+export type { PromptRecord, PromptVersionContent, PromptVersionRecord } from './repos/prompts.ts'
+export type { PromptPartialRecord, PromptPartialVersionRecord } from './repos/prompt-partials.ts'
+export type { PromptLabelRecord } from './repos/prompt-labels.ts'
+export type { PromptCollectionRecord } from './repos/prompt-collections.ts'
 export type { ProviderRecord, SecretMapping } from './repos/providers.ts'
 export type { OrgRole, UserRecord } from './repos/users.ts'
 export type { WorkspaceRecord, WorkspaceStatus } from './repos/workspaces.ts'

@@ -25,6 +25,7 @@ export interface LogRow {
   config_id: string | null
   deployment_id: string | null
   prompt_id: string | null
+  prompt_version_id?: string | null
   route: string
   endpoint_type: string
   model_requested: string | null
@@ -58,7 +59,7 @@ export interface LogRow {
 
 /** Every column but the bodies (lists and exports without bodies stay light). */
 const SUMMARY_COLUMNS = `id, created_at, organization_id, workspace_id, api_key_id, user_id, trace_id, span_id, parent_span_id, span_name,
-  provider_id, provider_slug, provider_kind, integration_id, config_id, deployment_id, prompt_id, route, endpoint_type, model_requested,
+  provider_id, provider_slug, provider_kind, integration_id, config_id, deployment_id, prompt_id, prompt_version_id, route, endpoint_type, model_requested,
   model_served, attempts, retries, target_path, status_code, error_code, cache_status, streamed, aborted, finish_reason, input_tokens,
   output_tokens, cached_input_tokens, cache_write_input_tokens, reasoning_tokens, estimated, cost_usd, pricing_version, latency_ms, ttft_ms,
   metadata, log_level, bodies_dropped`
@@ -86,6 +87,7 @@ export function logView(row: LogRow, bodies: boolean): Record<string, unknown> {
     config_id: row.config_id,
     deployment_id: row.deployment_id,
     prompt_id: row.prompt_id,
+    prompt_version_id: row.prompt_version_id ?? null,
     route: row.route,
     endpoint_type: row.endpoint_type,
     model_requested: row.model_requested,

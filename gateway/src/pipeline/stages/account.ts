@@ -72,6 +72,7 @@ class Account {
       configId: null,
       deploymentId: context.runtime.deploymentId,
       promptId: null,
+      promptVersionId: null,
       route: operation.name,
       endpointType: operation.endpointType,
       modelRequested: null,
@@ -117,6 +118,8 @@ class Account {
       draft.integrationId = provider.record.integrationId
     }
     draft.configId = facts.configId
+    draft.promptId = facts.promptId
+    draft.promptVersionId = facts.promptVersionId
     draft.modelRequested = facts.requestedModel ?? bodyModel(this.#exchange.body)
     draft.modelServed = facts.servedModel ?? (typeof responseBody === 'function' ? null : bodyModel(responseBody)) ?? facts.upstreamModel
     draft.attempts = facts.attempts

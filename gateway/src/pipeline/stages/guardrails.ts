@@ -19,6 +19,7 @@ import { runAll, type GuardrailRun, type RunInput } from '../../guardrails/run.t
 import { guardStream, hookResultsEvent } from '../../guardrails/stream.ts'
 import { answerText, requestText } from '../../guardrails/text.ts'
 import { GatewayError } from '../../core/errors.ts'
+import { chunkValue } from '../../core/raw-json.ts'
 import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
 import type { RuntimeConfig } from '../../runtime/compile.ts'
 import { ssrfSafeDispatcher } from '../../upstream/ssrf.ts'
@@ -88,7 +89,9 @@ function attachResults(exchange: Exchange, answer: Answer): Answer {
   const { flagged } = judge(shown)
   if (answer.kind === 'json') {
     if (answer.status < 200 || answer.status > 299) return answer
-    if (typeof answer.body === 'object' && answer.body !== null && !Array.isArray(answer.body)) answer.body = { ...(answer.body as Record<string, unknown>), hook_results: hookResultsView(shown) }
+    // A cache hit's body is the stored JSON text (RawJson): parse it, or its wrapper would be spread.
+    const body = chunkValue(answer.body)
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) answer.body = { ...(body as Record<string, unknown>), hook_results: hookResultsView(shown) }
     if (flagged && answer.status === 200) answer.status = 246
   } else if (answer.kind === 'stream') {
     if (flagged && answer.status === 200) answer.status = 246

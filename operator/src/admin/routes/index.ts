@@ -22,6 +22,10 @@ import { memberRoutes } from './members.ts'
 import { organisationGuardrailRoutes } from './organisation-guardrails.ts'
 import { modelPricingRoutes } from './model-pricing.ts'
 import { policyRoutes } from './policies.ts'
+import { promptCollectionRoutes } from './prompt-collections.ts'
+import { promptLabelRoutes } from './prompt-labels.ts'
+import { promptPartialRoutes } from './prompt-partials.ts'
+import { promptRoutes } from './prompts.ts'
 import { providerRoutes } from './providers.ts'
 import { publicPricingRoutes } from './public-pricing.ts'
 import { secretReferenceRoutes } from './secret-references.ts'
@@ -59,5 +63,9 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'analytics', prefixes: ['/v1/analytics'], register: analyticsRoutes },
   { name: 'feedback', prefixes: ['/v1/feedback'], register: feedbackRoutes },
   { name: 'model-pricing', prefixes: ['/v1/model-pricing'], register: modelPricingRoutes },
+  { name: 'prompts', prefixes: ['/v1/prompts'], register: promptRoutes },
+  { name: 'prompt-partials', prefixes: ['/v1/prompts/partials'], register: promptPartialRoutes },
+  { name: 'prompt-labels', prefixes: ['/v1/labels'], register: promptLabelRoutes },
+  { name: 'prompt-collections', prefixes: ['/v1/collections'], register: promptCollectionRoutes },
   { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
 ]
