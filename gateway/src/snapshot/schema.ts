@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { snapshotGuardrail, snapshotGuardrailDefaults, snapshotLimit, snapshotPrice } from './policies.ts'
 import { logLevel } from './usage-record.ts'
+import { snapshotMcpServer } from './mcp.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -113,6 +114,8 @@ export const gatewaySnapshot = z.object({
   limits: z.array(snapshotLimit).default([]),
   /** Price overrides on top of the shipped pricing table. */
   prices: z.array(snapshotPrice).default([]),
+  /** MCP servers served at /v1/mcp/{slug}/mcp (mcp.ts). */
+  mcpServers: z.array(snapshotMcpServer).default([]),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>

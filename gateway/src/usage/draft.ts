@@ -24,6 +24,8 @@ export interface UsageDraft {
   configId: string | null
   deploymentId: string | null
   promptId: string | null
+  mcpServerId: string | null
+  mcpToolName: string | null
   route: string
   endpointType: string
   modelRequested: string | null
@@ -94,6 +96,8 @@ export function toUsageRecord(draft: UsageDraft): UsageRecord {
     configId: draft.configId,
     deploymentId: draft.deploymentId,
     promptId: draft.promptId,
+    mcpServerId: draft.mcpServerId,
+    mcpToolName: draft.mcpToolName,
     route: draft.route,
     endpointType: draft.endpointType,
     modelRequested: draft.modelRequested,

@@ -24,6 +24,7 @@ import { systemClock } from '../clock.ts'
 import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, PolicyKind, PolicyRecord, ProviderRecord, SecretReferenceRecord, Store } from '../store/index.ts'
 import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
 import { compileLimits } from './limits.ts'
+import { compileMcpServers } from './mcp.ts'
 import { effectiveSettings } from '../identity/settings.ts'
 import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
@@ -311,6 +312,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       report: sources.report,
     }),
     prices,
+    mcpServers: await compileMcpServers(store, { orgId, privateNetworksAllowed: sources.privateNetworksAllowed, report: sources.report }, (workspaceId) => inScope(workspaceId)),
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -28,6 +28,8 @@ import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
+import { McpIntegrationRepository } from './repos/mcp-integrations.ts'
+import { McpServerRepository } from './repos/mcp-servers.ts'
 import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
 import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
@@ -63,6 +65,8 @@ export interface Repositories {
   policies: PolicyRepository
   modelPrices: ModelPriceRepository
   feedback: FeedbackRepository
+  mcpIntegrations: McpIntegrationRepository
+  mcpServers: McpServerRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -99,6 +103,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     policies: new PolicyRepository(db, sink),
     modelPrices: new ModelPriceRepository(db, sink),
     feedback: new FeedbackRepository(db),
+    mcpIntegrations: new McpIntegrationRepository(db, sink, keyring),
+    mcpServers: new McpServerRepository(db, sink),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -166,6 +172,8 @@ export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './r
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
+export type { McpAuthType, McpCapability, McpCapabilityType, McpConfigurations, McpCredentials, McpIntegrationRecord, McpServerInfo, McpSyncResult, McpTransport } from './repos/mcp-integrations.ts'
+export type { McpCapabilityOverride, McpDefaultUserAccess, McpServerRecord, McpUserAccess } from './repos/mcp-servers.ts'
 export type { OrganizationRecord } from './repos/organizations.ts'
 export type { ProviderRecord, SecretMapping } from './repos/providers.ts'
 export type { OrgRole, UserRecord } from './repos/users.ts'

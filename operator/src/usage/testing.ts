@@ -64,6 +64,8 @@ export function generateUsageRecords(options: GeneratedOptions): UsageRecord[] {
       configId: random() < 0.5 ? 'cfg-main' : null,
       deploymentId: null,
       promptId: random() < 0.2 ? 'prompt-1' : null,
+      mcpServerId: null,
+      mcpToolName: null,
       route: 'chat',
       endpointType: 'chatComplete',
       modelRequested: pick(provider.models),

@@ -72,6 +72,8 @@ class Account {
       configId: null,
       deploymentId: context.runtime.deploymentId,
       promptId: null,
+      mcpServerId: null,
+      mcpToolName: null,
       route: operation.name,
       endpointType: operation.endpointType,
       modelRequested: null,
@@ -117,6 +119,10 @@ class Account {
       draft.integrationId = provider.record.integrationId
     }
     draft.configId = facts.configId
+    if (facts.mcp !== null) {
+      draft.mcpServerId = facts.mcp.serverId
+      draft.mcpToolName = facts.mcp.toolName
+    }
     draft.modelRequested = facts.requestedModel ?? bodyModel(this.#exchange.body)
     draft.modelServed = facts.servedModel ?? (typeof responseBody === 'function' ? null : bodyModel(responseBody)) ?? facts.upstreamModel
     draft.attempts = facts.attempts

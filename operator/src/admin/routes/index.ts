@@ -18,6 +18,8 @@ import { healthRoutes } from './health.ts'
 import { integrationRoutes } from './integrations.ts'
 import { inviteRoutes } from './invites.ts'
 import { logRoutes } from './logs.ts'
+import { mcpIntegrationRoutes } from './mcp-integrations.ts'
+import { mcpServerRoutes } from './mcp-servers.ts'
 import { memberRoutes } from './members.ts'
 import { organisationGuardrailRoutes } from './organisation-guardrails.ts'
 import { modelPricingRoutes } from './model-pricing.ts'
@@ -59,5 +61,7 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'analytics', prefixes: ['/v1/analytics'], register: analyticsRoutes },
   { name: 'feedback', prefixes: ['/v1/feedback'], register: feedbackRoutes },
   { name: 'model-pricing', prefixes: ['/v1/model-pricing'], register: modelPricingRoutes },
+  { name: 'mcp-integrations', prefixes: ['/v1/mcp-integrations'], register: mcpIntegrationRoutes },
+  { name: 'mcp-servers', prefixes: ['/v1/mcp-servers'], register: mcpServerRoutes },
   { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
 ]

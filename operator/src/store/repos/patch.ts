@@ -32,6 +32,8 @@ export type OrganizationTable =
   | 'deployments'
   | 'guardrails'
   | 'integrations'
+  | 'mcp_integrations'
+  | 'mcp_servers'
   | 'policies'
   | 'providers'
   | 'secret_references'

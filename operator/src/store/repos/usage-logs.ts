@@ -27,6 +27,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof UsageRecord, string, string]> = [
   ['latencyMs', 'latency_ms', 'double precision'], ['ttftMs', 'ttft_ms', 'double precision'], ['metadata', 'metadata', 'jsonb'],
   ['logLevel', 'log_level', 'text'], ['requestBody', 'request_body', 'jsonb'], ['responseBody', 'response_body', 'jsonb'],
   ['bodiesDropped', 'bodies_dropped', 'boolean'], ['annotations', 'annotations', 'jsonb'],
+  ['mcpServerId', 'mcp_server_id', 'text'], ['mcpToolName', 'mcp_tool_name', 'text'],
 ]
 
 const COLUMN_LIST = COLUMNS.map(([, column]) => column).join(', ')
