@@ -93,12 +93,11 @@ async function readCapabilities(client: Client, timeoutMs: number): Promise<Foun
 export async function syncMcpServer(target: McpSyncTarget, options: McpSyncOptions = {}): Promise<McpSyncResult> {
   const timeoutMs = options.timeoutMs ?? SYNC_TIMEOUT_MS
   const client = new Client(clientInfo)
-  let transport: (Transport & { protocolVersion?: string }) | null = null
   try {
     const headers = await (options.auth ?? new McpUpstreamAuth()).headers(target.auth, target.allowPrivateNetwork)
     const fetch = options.fetch ?? ssrfSafeFetch(target.allowPrivateNetwork)
     const url = new URL(target.url)
-    transport = target.transport === 'sse'
+    const transport: Transport & { protocolVersion?: string } = target.transport === 'sse'
       // The SSE transport adds `requestInit.headers` to its event-stream GET and its POSTs alike.
       ? new SSEClientTransport(url, { fetch, requestInit: { headers } })
       : new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, reconnectionOptions: { maxReconnectionDelay: 1000, initialReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1, maxRetries: 0 } })
