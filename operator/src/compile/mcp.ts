@@ -7,6 +7,7 @@
  */
 import { providerNetwork, type ProviderNetwork, type SnapshotMcpAuth, type SnapshotMcpServer } from '@gatehouse/gateway/snapshot'
 import type { McpIntegrationRecord, McpServerRecord, Store } from '../store/index.ts'
+import type { McpIntegrationRepository } from '../store/repos/mcp-integrations.ts'
 
 export interface McpCompileSources {
   orgId: string
@@ -42,8 +43,8 @@ export function organisationAllowsPrivateNetworks(settings: Readonly<Record<stri
 }
 
 /** The credentials Gatehouse presents upstream; an incomplete OAuth setup adds a problem and presents none. */
-export async function upstreamAuth(store: Store, integration: McpIntegrationRecord, problems: string[]): Promise<SnapshotMcpAuth> {
-  const credentials = await store.mcpIntegrations.decryptedCredentials(integration.organizationId, integration.id)
+export async function upstreamAuth(repository: McpIntegrationRepository, integration: McpIntegrationRecord, problems: string[]): Promise<SnapshotMcpAuth> {
+  const credentials = await repository.decryptedCredentials(integration.organizationId, integration.id)
   switch (integration.authType) {
     case 'none':
       return { type: 'none' }
@@ -70,7 +71,7 @@ async function compileServer(store: Store, sources: McpCompileSources, server: M
   if (integration.transport !== 'http') problems.push(`integration ${integration.slug} uses the legacy SSE transport, which the gateway does not relay`)
   const admitted = mcpIntegrationWorkspaces(integration)
   if (admitted !== null && !admitted.has(server.workspaceId)) problems.push(`integration ${integration.slug} is not enabled for this server's workspace`)
-  const auth = await upstreamAuth(store, integration, problems)
+  const auth = await upstreamAuth(store.mcpIntegrations, integration, problems)
   for (const problem of problems) sources.report(path, problem)
   return {
     id: server.id,

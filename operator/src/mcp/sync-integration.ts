@@ -1,26 +1,41 @@
 /**
- * Syncs one stored MCP integration: opens its credentials, decides its network the way the
- * snapshot does, reads the server (sync.ts) and records the outcome (sync status, server info,
- * capabilities). Used by the scheduled worker and by `POST /mcp-integrations/{id}/sync`.
+ * Syncs one stored integration (MCP or agent): opens its credentials, decides its network the way
+ * the snapshot does, reads the server (MCP: sync.ts; agents: the agent card, agents/card.ts) and
+ * records the outcome (sync status, server info or card, capabilities or skills). Used by the
+ * scheduled worker and by the admin API.
  */
+import type { SnapshotMcpAuth } from '@gatehouse/gateway/snapshot'
 import { mcpNetwork, organisationAllowsPrivateNetworks, upstreamAuth } from '../compile/mcp.ts'
 import type { Clock } from '../clock.ts'
 import type { McpIntegrationRecord, McpSyncResult, Store } from '../store/index.ts'
-import { syncMcpServer, type McpSyncOptions } from './sync.ts'
+import type { McpIntegrationRepository } from '../store/repos/mcp-integrations.ts'
+import { syncMcpServer } from './sync.ts'
 
-/** Reads the integration's server without storing anything (the connectivity test). */
-export async function readMcpIntegration(store: Store, integration: McpIntegrationRecord, options: McpSyncOptions = {}): Promise<McpSyncResult> {
-  const organization = await store.organizations.get(integration.organizationId)
-  const problems: string[] = []
-  const auth = await upstreamAuth(store, integration, problems)
-  if (problems.length > 0) return { ok: false, error: problems.join('; ') }
-  const network = mcpNetwork(integration, organisationAllowsPrivateNetworks(organization?.settings ?? {}))
-  return syncMcpServer({ url: integration.url, transport: integration.transport, auth, allowPrivateNetwork: network === 'private-allowed' }, options)
+/** What a reader gets: the integration, the credentials Gatehouse presents, whether private addresses may be reached. */
+export interface IntegrationEndpoint {
+  integration: McpIntegrationRecord
+  auth: SnapshotMcpAuth
+  allowPrivateNetwork: boolean
 }
 
-export async function syncMcpIntegration(store: Store, organizationId: string, id: string, clock: Clock, options: McpSyncOptions = {}): Promise<McpIntegrationRecord | null> {
-  const integration = await store.mcpIntegrations.get(organizationId, id)
+export type IntegrationReader = (endpoint: IntegrationEndpoint) => Promise<McpSyncResult>
+
+export const readMcpServer: IntegrationReader = ({ integration, auth, allowPrivateNetwork }) =>
+  syncMcpServer({ url: integration.url, transport: integration.transport, auth, allowPrivateNetwork })
+
+/** Reads the integration's endpoint without storing anything (the connectivity test). */
+export async function readIntegration(store: Store, repository: McpIntegrationRepository, integration: McpIntegrationRecord, read: IntegrationReader): Promise<McpSyncResult> {
+  const organization = await store.organizations.get(integration.organizationId)
+  const problems: string[] = []
+  const auth = await upstreamAuth(repository, integration, problems)
+  if (problems.length > 0) return { ok: false, error: problems.join('; ') }
+  const network = mcpNetwork(integration, organisationAllowsPrivateNetworks(organization?.settings ?? {}))
+  return read({ integration, auth, allowPrivateNetwork: network === 'private-allowed' })
+}
+
+export async function syncIntegration(store: Store, repository: McpIntegrationRepository, read: IntegrationReader, organizationId: string, id: string, clock: Clock): Promise<McpIntegrationRecord | null> {
+  const integration = await repository.get(organizationId, id)
   if (!integration) return null
-  const result = await readMcpIntegration(store, integration, options)
-  return store.mcpIntegrations.recordSync(organizationId, integration.id, result, clock())
+  const result = await readIntegration(store, repository, integration, read)
+  return repository.recordSync(organizationId, integration.id, result, clock())
 }

@@ -28,8 +28,8 @@ import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
-import { McpIntegrationRepository } from './repos/mcp-integrations.ts'
-import { McpServerRepository } from './repos/mcp-servers.ts'
+import { AGENT_INTEGRATIONS, McpIntegrationRepository } from './repos/mcp-integrations.ts'
+import { AGENT_SERVERS, McpServerRepository } from './repos/mcp-servers.ts'
 import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
 import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
@@ -67,6 +67,8 @@ export interface Repositories {
   feedback: FeedbackRepository
   mcpIntegrations: McpIntegrationRepository
   mcpServers: McpServerRepository
+  agentIntegrations: McpIntegrationRepository
+  agentServers: McpServerRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -105,6 +107,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     feedback: new FeedbackRepository(db),
     mcpIntegrations: new McpIntegrationRepository(db, sink, keyring),
     mcpServers: new McpServerRepository(db, sink),
+    agentIntegrations: new McpIntegrationRepository(db, sink, keyring, AGENT_INTEGRATIONS),
+    agentServers: new McpServerRepository(db, sink, AGENT_SERVERS),
     credentials: new CredentialResealer(db, keyring),
   }
 }

@@ -1,13 +1,13 @@
 /**
- * MCP sync worker: re-reads every active MCP integration's server (initialize and its lists) once
- * per interval (GATEHOUSE_MCP_SYNC_INTERVAL_SECONDS, default 300). Every replica runs it; a replica
+ * MCP and agent sync worker: re-reads every active MCP integration's server (initialize and its
+ * lists) and every agent integration's agent card once per interval (GATEHOUSE_MCP_SYNC_INTERVAL_SECONDS, default 300). Every replica runs it; a replica
  * syncs only the integrations it claimed (`claimDue`, SKIP LOCKED with a lease), so each server is
  * read once per interval whatever the number of replicas, and a replica that dies mid-sync leaves
  * its claim to expire.
  */
 import type { Clock } from '../clock.ts'
-import { syncMcpIntegration } from '../mcp/sync-integration.ts'
-import type { McpSyncOptions } from '../mcp/sync.ts'
+import { fetchAgentCard } from '../agents/card.ts'
+import { readMcpServer, syncIntegration } from '../mcp/sync-integration.ts'
 import type { Store } from '../store/index.ts'
 import { startInterval, type WorkerErrorHandler } from './interval.ts'
 
@@ -25,7 +25,6 @@ export interface McpSyncWorkerOptions {
   syncIntervalMs?: number
   /** How often the worker looks for due integrations. */
   pollIntervalMs?: number
-  sync?: McpSyncOptions
   onError?: WorkerErrorHandler
 }
 
@@ -37,15 +36,23 @@ export function mcpSyncIntervalFromEnv(env: NodeJS.ProcessEnv): number {
 export function createMcpSyncWorker(options: McpSyncWorkerOptions): { runOnce(): Promise<string[]>; start(): () => void } {
   const { store, clock } = options
   const syncIntervalMs = options.syncIntervalMs ?? DEFAULT_MCP_SYNC_INTERVAL_MS
+  const families = [
+    { repository: store.mcpIntegrations, read: readMcpServer },
+    { repository: store.agentIntegrations, read: fetchAgentCard },
+  ]
   async function runOnce(): Promise<string[]> {
-    const claimed = await store.mcpIntegrations.claimDue(clock(), syncIntervalMs, CLAIM_LEASE_MS, BATCH)
-    const queue = [...claimed]
+    const queue: Array<() => Promise<unknown>> = []
     const synced: string[] = []
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
-      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-        await syncMcpIntegration(store, next.organizationId, next.id, clock, options.sync)
-        synced.push(next.id)
+    for (const { repository, read } of families) {
+      for (const due of await repository.claimDue(clock(), syncIntervalMs, CLAIM_LEASE_MS, BATCH)) {
+        queue.push(async () => {
+          await syncIntegration(store, repository, read, due.organizationId, due.id, clock)
+          synced.push(due.id)
+        })
       }
+    }
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) await next()
     }))
     return synced
   }

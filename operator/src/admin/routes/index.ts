@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { AdminContext } from '../context.ts'
+import { agentIntegrationRoutes, agentServerRoutes } from './agents.ts'
 import { analyticsRoutes } from './analytics.ts'
 import { apiKeyRoutes } from './api-keys.ts'
 import { auditLogRoutes } from './audit-logs.ts'
@@ -63,5 +64,7 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'model-pricing', prefixes: ['/v1/model-pricing'], register: modelPricingRoutes },
   { name: 'mcp-integrations', prefixes: ['/v1/mcp-integrations'], register: mcpIntegrationRoutes },
   { name: 'mcp-servers', prefixes: ['/v1/mcp-servers'], register: mcpServerRoutes },
+  { name: 'agent-integrations', prefixes: ['/v1/agent-integrations'], register: agentIntegrationRoutes },
+  { name: 'agent-servers', prefixes: ['/v1/agent-servers'], register: agentServerRoutes },
   { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
 ]

@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import type { McpCapability, McpCapabilityType } from '../../store/index.ts'
 
-const CAPABILITY_TYPES = ['tool', 'prompt', 'resource', 'resource_template'] as const
+const CAPABILITY_TYPES = ['tool', 'prompt', 'resource', 'resource_template', 'skill'] as const
 
 /** `page` (1-based, default 1), `page_size` (default 100), optional `type` and `search`. */
 export const onePagedQuery = z.object({
@@ -26,7 +26,7 @@ export function capabilityPage<T>(items: readonly T[], query: Pick<OnePagedQuery
   return { data: items.slice(start, start + query.page_size), total: items.length, has_more: start + query.page_size < items.length }
 }
 
-const COUNT_KEYS: Record<McpCapabilityType, string> = { tool: 'tools', prompt: 'prompts', resource: 'resources', resource_template: 'resource_templates' }
+const COUNT_KEYS: Record<McpCapabilityType, string> = { tool: 'tools', prompt: 'prompts', resource: 'resources', resource_template: 'resource_templates', skill: 'skills' }
 
 export function capabilityCounts(capabilities: readonly Pick<McpCapability, 'type' | 'enabled'>[]): Record<string, { total: number; enabled: number }> {
   const counts = Object.fromEntries(Object.values(COUNT_KEYS).map((key) => [key, { total: 0, enabled: 0 }])) as Record<string, { total: number; enabled: number }>

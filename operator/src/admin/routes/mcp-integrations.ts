@@ -12,13 +12,42 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { conflict, invalid, notFound } from '../../errors.ts'
 import type { Principal } from '../../identity/principal.ts'
-import { readMcpIntegration, syncMcpIntegration } from '../../mcp/sync-integration.ts'
+import { readIntegration, readMcpServer, syncIntegration, type IntegrationReader } from '../../mcp/sync-integration.ts'
+import type { McpIntegrationRepository } from '../../store/repos/mcp-integrations.ts'
+import type { Store } from '../../store/index.ts'
 import type { McpCapability, McpConfigurations, McpCredentials, McpIntegrationRecord, WorkspaceAccess } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, pagination, parse, principalOf } from '../http.ts'
 import { capabilityCounts, capabilityPage, capabilityUpdateSchema, onePagedQuery } from './mcp-capabilities.ts'
 import { refuseSelfGrantedPrivateNetwork } from './network-access.ts'
 import { descriptionSchema, listWorkspaces, nameSchema, refuseManaged, requireScope, slugFromName, slugSchema, targetWorkspace, visibleOr404, workspaceRefSchema } from './resource-access.ts'
+
+/** What differs between the MCP and the agent (A2A) integration routes; everything else is shared. */
+export interface IntegrationRoutesFamily {
+  /** `MCP integration`, `agent integration` (messages). */
+  readonly what: string
+  /** Audit actions and resource type: `mcp_integration`, `agent_integration`. */
+  readonly resource: 'mcp_integration' | 'agent_integration'
+  /** `organisation_<scopes>.*` and `workspace_<scopes>.*`. */
+  readonly scopes: 'mcp_integrations' | 'agent_integrations'
+  readonly object: 'mcp-integration' | 'agent-integration'
+  /** `capabilities` (MCP) or `skills` (agents). */
+  readonly capabilitiesPath: 'capabilities' | 'skills'
+  readonly transportRequired: boolean
+  repository(store: Store): McpIntegrationRepository
+  readonly read: IntegrationReader
+}
+
+export const MCP_INTEGRATION_ROUTES: IntegrationRoutesFamily = {
+  what: 'MCP integration',
+  resource: 'mcp_integration',
+  scopes: 'mcp_integrations',
+  object: 'mcp-integration',
+  capabilitiesPath: 'capabilities',
+  transportRequired: true,
+  repository: (store) => store.mcpIntegrations,
+  read: readMcpServer,
+}
 
 /** An HTTP header name (RFC 9110 token). */
 const headerNameSchema = z.string().min(1).max(255).regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a header name is letters, digits and !#$%&\'*+.^_`|~-')
@@ -38,6 +67,8 @@ const configurationsSchema = z.strictObject({
   custom_headers: customHeadersSchema.optional(),
   oauth: oauthSchema.optional(),
   allow_private_network: z.boolean().optional(),
+  /** Agent integrations: where the agent card is read, relative to the URL. */
+  card_path: z.string().min(1).max(1024).regex(/^[^\s?#]*$/, 'a path, without query or fragment').optional(),
 })
 const urlSchema = z.url({ protocol: /^https?$/ }).max(2048)
 const authTypeSchema = z.enum(['none', 'headers', 'oauth_client_credentials', 'oauth_auto']).refine((type) => type !== 'oauth_auto', 'oauth_auto (per-user OAuth connections) is not supported; use headers or oauth_client_credentials')
@@ -47,7 +78,8 @@ const createSchema = z.strictObject({
   name: nameSchema,
   url: urlSchema,
   auth_type: authTypeSchema,
-  transport: transportSchema,
+  // Agent integrations have no transport to choose (A2A over HTTP); MCP ones must say.
+  transport: transportSchema.optional(),
   slug: slugSchema.optional(),
   description: descriptionSchema.optional(),
   workspace_id: workspaceRefSchema.optional(),
@@ -93,6 +125,7 @@ function splitConfigurations(authType: AuthType, configurations: z.infer<typeof 
   if (headers) stored.header_names = Object.keys(headers)
   if (oauth) stored.oauth = { token_url: oauth.token_url, client_id: oauth.client_id, ...(oauth.scope ? { scope: oauth.scope } : {}), ...(oauth.audience ? { audience: oauth.audience } : {}) }
   if (configurations?.allow_private_network !== undefined) stored.allow_private_network = configurations.allow_private_network
+  if (configurations?.card_path !== undefined) stored.card_path = configurations.card_path
   const credentials: McpCredentials = {}
   if (headers) credentials.headers = headers
   if (oauth && clientSecret) credentials.client_secret = clientSecret
@@ -101,8 +134,9 @@ function splitConfigurations(authType: AuthType, configurations: z.infer<typeof 
 
 /** What the answers show of configurations: header names with masked values, never a secret. */
 function configurationsView(record: McpIntegrationRecord): Record<string, unknown> {
-  const { header_names: names, oauth, allow_private_network: allowPrivate } = record.configurations
+  const { header_names: names, oauth, allow_private_network: allowPrivate, card_path: cardPath } = record.configurations
   return {
+    ...(cardPath !== undefined ? { card_path: cardPath } : {}),
     ...(names ? { custom_headers: Object.fromEntries(names.map((name) => [name, '********'])) } : {}),
     ...(oauth ? { oauth: { ...oauth, has_client_secret: record.hasCredentials } } : {}),
     ...(allowPrivate !== undefined ? { allow_private_network: allowPrivate } : {}),
@@ -127,7 +161,7 @@ export function mcpMetadataView(record: McpIntegrationRecord): Record<string, un
   }
 }
 
-export function mcpIntegrationView(record: McpIntegrationRecord, detail: boolean): Record<string, unknown> {
+export function mcpIntegrationView(record: McpIntegrationRecord, detail: boolean, family: IntegrationRoutesFamily = MCP_INTEGRATION_ROUTES): Record<string, unknown> {
   const metadata = mcpMetadataView(record)
   return {
     id: record.id,
@@ -157,24 +191,30 @@ export function mcpIntegrationView(record: McpIntegrationRecord, detail: boolean
     created_at: record.createdAt,
     last_updated_at: record.updatedAt,
     ...(detail ? { global_workspace_access: record.globalWorkspaceAccess, sync_error: record.syncError } : {}),
-    object: 'mcp-integration',
+    object: family.object,
   }
 }
 
-function requireIntegrationScope(principal: Principal, action: string, workspaceId: string | null): void {
-  requireScope(principal, `${workspaceId === null ? 'organisation' : 'workspace'}_mcp_integrations.${action}`, workspaceId, 'MCP integrations')
+export function integrationFamilyRoutes(family: IntegrationRoutesFamily): (app: FastifyInstance, ctx: AdminContext) => void {
+  return (app, ctx) => registerIntegrationRoutes(app, ctx, family)
 }
 
-/** Reads the integration visible to the principal, or 404. */
-export async function loadMcpIntegration(ctx: AdminContext, principal: Principal, reference: string): Promise<McpIntegrationRecord> {
-  return visibleOr404(principal, await ctx.store.mcpIntegrations.get(principal.organizationId, reference), 'MCP integration')
-}
+export const mcpIntegrationRoutes = integrationFamilyRoutes(MCP_INTEGRATION_ROUTES)
 
-export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): void {
+function registerIntegrationRoutes(app: FastifyInstance, ctx: AdminContext, family: IntegrationRoutesFamily): void {
+  const repository = family.repository(ctx.store)
+  const what = family.what
+  function requireIntegrationScope(principal: Principal, action: string, workspaceId: string | null): void {
+    requireScope(principal, `${workspaceId === null ? 'organisation' : 'workspace'}_${family.scopes}.${action}`, workspaceId, `${what}s`)
+  }
+  async function loadMcpIntegration(_ctx: AdminContext, principal: Principal, reference: string): Promise<McpIntegrationRecord> {
+    return visibleOr404(principal, await repository.get(principal.organizationId, reference), what)
+  }
+
   /** Syncs in the background after a write that may change what the server says (the answer does not wait). */
   function syncSoon(request: FastifyRequest, record: McpIntegrationRecord): void {
-    void syncMcpIntegration(ctx.store, record.organizationId, record.id, ctx.clock).catch((error: unknown) => {
-      request.log.warn({ err: error, mcpIntegrationId: record.id }, 'MCP integration sync failed')
+    void syncIntegration(ctx.store, repository, family.read, record.organizationId, record.id, ctx.clock).catch((error: unknown) => {
+      request.log.warn({ err: error, integrationId: record.id }, `${what} sync failed`)
     })
   }
 
@@ -187,9 +227,10 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
     const org = principal.organizationId
     const slug = body.slug ?? slugFromName(body.name)
     if (!slug) throw invalid('slug', 'slug: give a slug (the name has no letters or digits to derive one from)')
-    if (await ctx.store.mcpIntegrations.get(org, slug)) throw conflict(`an MCP integration "${slug}" already exists`, 'slug')
+    if (await repository.get(org, slug)) throw conflict(`${what} "${slug}" already exists`, 'slug')
+    if (family.transportRequired && body.transport === undefined) throw invalid('transport', 'transport: required (http or sse)')
     const split = splitConfigurations(body.auth_type as AuthType, body.configurations, undefined)
-    const created = await ctx.store.mcpIntegrations.create({
+    const created = await repository.create({
       organizationId: org,
       workspaceId,
       slug,
@@ -197,12 +238,12 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
       description: body.description ?? null,
       url: body.url,
       authType: body.auth_type as AuthType,
-      transport: body.transport,
+      transport: body.transport ?? 'http',
       configurations: split.configurations,
       credentials: split.credentials,
       ownerId: principal.user?.id ?? null,
     })
-    audit(request, { action: 'mcp_integration.create', resourceType: 'mcp_integration', resourceId: created.id, workspaceId })
+    audit(request, { action: `${family.resource}.create`, resourceType: family.resource, resourceId: created.id, workspaceId })
     syncSoon(request, created)
     return { id: created.id, slug: created.slug }
   })
@@ -218,37 +259,37 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
     }
     if (workspaces === null || workspaces === undefined) requireIntegrationScope(principal, 'list', null)
     else for (const workspaceId of workspaces) requireIntegrationScope(principal, 'list', workspaceId)
-    const result = await ctx.store.mcpIntegrations.list(principal.organizationId, {
+    const result = await repository.list(principal.organizationId, {
       workspaceIds: workspaces,
       ...(query.type === 'workspace' ? { workspaceScoped: true } : {}),
       ...(query.search ? { search: query.search } : {}),
     }, page, pageSize)
-    return { data: result.data.map((record) => mcpIntegrationView(record, false)), total: result.total, has_more: (page + 1) * pageSize < result.total }
+    return { data: result.data.map((record) => mcpIntegrationView(record, false, family)), total: result.total, has_more: (page + 1) * pageSize < result.total }
   })
 
   app.get<{ Params: { id: string } }>('/:id', async (request) => {
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'read', record.workspaceId)
-    return mcpIntegrationView(record, true)
+    return mcpIntegrationView(record, true, family)
   })
 
   app.put<{ Params: { id: string } }>('/:id', async (request) => {
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'update', record.workspaceId)
-    refuseManaged(record, 'MCP integration', record.slug)
+    refuseManaged(record, what, record.slug)
     const body = parse(updateSchema, request.body)
     refuseSelfGrantedPrivateNetwork(principal, body.configurations)
     const authType = (body.auth_type ?? record.authType) as AuthType
     const reconfigured = body.configurations !== undefined || body.auth_type !== undefined
     let split: ReturnType<typeof splitConfigurations> | null = null
     if (reconfigured) {
-      const previous = await ctx.store.mcpIntegrations.decryptedCredentials(record.organizationId, record.id)
+      const previous = await repository.decryptedCredentials(record.organizationId, record.id)
       // Headers must be given again when they change; an OAuth client secret is kept unless a new one is given.
       split = splitConfigurations(authType, body.configurations, previous.client_secret)
     }
-    const updated = await ctx.store.mcpIntegrations.update(record.organizationId, record.id, {
+    const updated = await repository.update(record.organizationId, record.id, {
       name: body.name,
       description: body.description,
       url: body.url,
@@ -258,8 +299,8 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
       credentials: split?.credentials,
       status: body.status,
     })
-    if (!updated) throw notFound('MCP integration')
-    audit(request, { action: 'mcp_integration.update', resourceType: 'mcp_integration', resourceId: record.id, workspaceId: record.workspaceId })
+    if (!updated) throw notFound(what)
+    audit(request, { action: `${family.resource}.update`, resourceType: family.resource, resourceId: record.id, workspaceId: record.workspaceId })
     if (reconfigured || body.url !== undefined || body.transport !== undefined) syncSoon(request, updated)
     return {}
   })
@@ -268,9 +309,9 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'delete', record.workspaceId)
-    refuseManaged(record, 'MCP integration', record.slug)
-    await ctx.store.mcpIntegrations.delete(record.organizationId, record.id)
-    audit(request, { action: 'mcp_integration.delete', resourceType: 'mcp_integration', resourceId: record.id, workspaceId: record.workspaceId })
+    refuseManaged(record, what, record.slug)
+    await repository.delete(record.organizationId, record.id)
+    audit(request, { action: `${family.resource}.delete`, resourceType: family.resource, resourceId: record.id, workspaceId: record.workspaceId })
     return {}
   })
 
@@ -286,9 +327,9 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
   app.put<{ Params: { id: string } }>('/:id/workspaces', async (request) => {
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
-    if (record.workspaceId !== null) throw invalid('workspaces', 'a workspace MCP integration belongs to its workspace; workspace access applies to organisation integrations')
+    if (record.workspaceId !== null) throw invalid('workspaces', 'a workspace integration belongs to its workspace; workspace access applies to organisation integrations')
     requireIntegrationScope(principal, 'update', null)
-    refuseManaged(record, 'MCP integration', record.slug)
+    refuseManaged(record, what, record.slug)
     const body = parse(workspacesUpdateSchema, request.body)
     const access = new Map<string, WorkspaceAccess>(body.override_existing_workspace_access ? [] : record.workspaceAccess.map((entry) => [entry.id, entry]))
     for (const [index, entry] of body.workspaces.entries()) {
@@ -296,12 +337,12 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
       if (!workspace) throw invalid(`workspaces[${index}].id`, `workspaces[${index}].id: workspace not found`)
       access.set(workspace.id, { id: workspace.id, enabled: entry.enabled })
     }
-    await ctx.store.mcpIntegrations.update(record.organizationId, record.id, { workspaceAccess: [...access.values()], globalWorkspaceAccess: body.global_workspace_access })
-    audit(request, { action: 'mcp_integration.workspaces.update', resourceType: 'mcp_integration', resourceId: record.id, details: { workspaces: body.workspaces.length } })
+    await repository.update(record.organizationId, record.id, { workspaceAccess: [...access.values()], globalWorkspaceAccess: body.global_workspace_access })
+    audit(request, { action: `${family.resource}.workspaces.update`, resourceType: family.resource, resourceId: record.id, details: { workspaces: body.workspaces.length } })
     return { success: true }
   })
 
-  app.get<{ Params: { id: string } }>('/:id/capabilities', async (request) => {
+  app.get<{ Params: { id: string } }>(`/:id/${family.capabilitiesPath}`, async (request) => {
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'read', record.workspaceId)
@@ -310,7 +351,7 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
     return { ...capabilityPage(items, query), counts: capabilityCounts(record.capabilities) }
   })
 
-  app.put<{ Params: { id: string } }>('/:id/capabilities', async (request) => {
+  app.put<{ Params: { id: string } }>(`/:id/${family.capabilitiesPath}`, async (request) => {
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'update', record.workspaceId)
@@ -322,8 +363,8 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
       if (!known) throw invalid(`capabilities[${index}].name`, `capabilities[${index}].name: the server offers no ${change.type} "${change.name}" (as of its last sync)`)
       byKey.set(`${change.type}:${change.name}`, { ...known, enabled: change.enabled, last_updated_at: stamp })
     }
-    await ctx.store.mcpIntegrations.update(record.organizationId, record.id, { capabilities: [...byKey.values()] })
-    audit(request, { action: 'mcp_integration.capabilities.update', resourceType: 'mcp_integration', resourceId: record.id, workspaceId: record.workspaceId, details: { changed: body.capabilities.length } })
+    await repository.update(record.organizationId, record.id, { capabilities: [...byKey.values()] })
+    audit(request, { action: `${family.resource}.capabilities.update`, resourceType: family.resource, resourceId: record.id, workspaceId: record.workspaceId, details: { changed: body.capabilities.length } })
     return { success: true }
   })
 
@@ -339,9 +380,9 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'update', record.workspaceId)
-    const synced = await syncMcpIntegration(ctx.store, record.organizationId, record.id, ctx.clock)
-    if (!synced) throw notFound('MCP integration')
-    audit(request, { action: 'mcp_integration.sync', resourceType: 'mcp_integration', resourceId: record.id, workspaceId: record.workspaceId, details: { sync_status: synced.syncStatus } })
+    const synced = await syncIntegration(ctx.store, repository, family.read, record.organizationId, record.id, ctx.clock)
+    if (!synced) throw notFound(what)
+    audit(request, { action: `${family.resource}.sync`, resourceType: family.resource, resourceId: record.id, workspaceId: record.workspaceId, details: { sync_status: synced.syncStatus } })
     return mcpMetadataView(synced)
   })
 
@@ -349,14 +390,14 @@ export function mcpIntegrationRoutes(app: FastifyInstance, ctx: AdminContext): v
     const principal = principalOf(request)
     const record = await loadMcpIntegration(ctx, principal, request.params.id)
     requireIntegrationScope(principal, 'read', record.workspaceId)
-    return connectivityTest(ctx, record)
+    return connectivityTest(ctx, family, record)
   })
 }
 
 /** Connects and reads the server without storing anything: `{success, response_time_ms, url, server_name, error?}`. */
-export async function connectivityTest(ctx: AdminContext, record: McpIntegrationRecord): Promise<Record<string, unknown>> {
+export async function connectivityTest(ctx: AdminContext, family: IntegrationRoutesFamily, record: McpIntegrationRecord): Promise<Record<string, unknown>> {
   const startedAtMs = Date.now()
-  const result = await readMcpIntegration(ctx.store, record)
+  const result = await readIntegration(ctx.store, family.repository(ctx.store), record, family.read)
   const responseTimeMs = Date.now() - startedAtMs
   return result.ok
     ? { success: true, response_time_ms: responseTimeMs, url: record.url, server_name: result.serverInfo.name }

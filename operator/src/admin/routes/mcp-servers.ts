@@ -16,16 +16,62 @@ import type { McpCapabilityOverride, McpIntegrationRecord, McpServerRecord, McpU
 import type { AdminContext } from '../context.ts'
 import { audit, pagination, parse, principalOf } from '../http.ts'
 import { capabilityCounts, capabilityPage, capabilityUpdateSchema, onePagedQuery } from './mcp-capabilities.ts'
-import { connectivityTest, mcpMetadataView } from './mcp-integrations.ts'
+import { connectivityTest, mcpMetadataView, MCP_INTEGRATION_ROUTES, type IntegrationRoutesFamily } from './mcp-integrations.ts'
+import type { Store } from '../../store/index.ts'
+import type { McpServerRepository } from '../../store/repos/mcp-servers.ts'
 import { descriptionSchema, listWorkspaces, nameSchema, requireScope, slugFromName, slugSchema, targetWorkspace, visibleOr404, workspaceRefSchema } from './resource-access.ts'
 
-const createSchema = z.strictObject({
-  name: nameSchema,
-  mcp_integration_id: z.string().min(1).max(255),
-  workspace_id: workspaceRefSchema.optional(),
-  slug: slugSchema.optional(),
-  description: descriptionSchema.optional(),
-})
+/** What differs between MCP servers and agent servers; the routes are shared. */
+export interface ServerRoutesFamily {
+  readonly what: string
+  readonly resource: 'mcp_server' | 'agent_server'
+  /** `mcp_servers.*` or `agent_servers.*`. */
+  readonly scope: 'mcp_servers' | 'agent_servers'
+  readonly object: 'mcp-server' | 'agent-server'
+  readonly capabilitiesPath: 'capabilities' | 'skills'
+  /** The body and answer field naming the integration. */
+  readonly integrationField: 'mcp_integration_id' | 'agent_integration_id'
+  readonly integrations: IntegrationRoutesFamily
+  repository(store: Store): McpServerRepository
+  /** The Gatehouse path clients call; null where the data plane does not serve the family (agents). */
+  dataPlanePath(server: McpServerRecord): string | null
+}
+
+/** The Gatehouse path clients call (relative to the gateway's address). */
+export function mcpServerPath(server: McpServerRecord): string {
+  return `/v1/mcp/${server.slug}/mcp`
+}
+
+export const MCP_SERVER_ROUTES: ServerRoutesFamily = {
+  what: 'MCP server',
+  resource: 'mcp_server',
+  scope: 'mcp_servers',
+  object: 'mcp-server',
+  capabilitiesPath: 'capabilities',
+  integrationField: 'mcp_integration_id',
+  integrations: MCP_INTEGRATION_ROUTES,
+  repository: (store) => store.mcpServers,
+  dataPlanePath: mcpServerPath,
+}
+
+interface CreateBody {
+  name: string
+  workspace_id?: string | undefined
+  slug?: string | undefined
+  description?: string | null | undefined
+  [integrationField: string]: unknown
+}
+
+function createSchema(family: ServerRoutesFamily): z.ZodType<CreateBody> {
+  return z.strictObject({
+    name: nameSchema,
+    [family.integrationField]: z.string().min(1).max(255),
+    workspace_id: workspaceRefSchema.optional(),
+    slug: slugSchema.optional(),
+    description: descriptionSchema.optional(),
+    // A computed key widens zod's inferred type to an index signature; the shape is the one above.
+  }) as unknown as z.ZodType<CreateBody>
+}
 
 const updateSchema = z.strictObject({
   name: nameSchema.optional(),
@@ -43,12 +89,7 @@ const userAccessSchema = z.strictObject({
   default_user_access: z.enum(['allow', 'deny']).optional(),
 })
 
-/** The Gatehouse path clients call (relative to the gateway's address). */
-export function mcpServerPath(server: McpServerRecord): string {
-  return `/v1/mcp/${server.slug}/mcp`
-}
-
-function serverView(server: McpServerRecord, integration: McpIntegrationRecord | undefined, workspace: { name: string; slug: string } | undefined): Record<string, unknown> {
+function serverView(family: ServerRoutesFamily, server: McpServerRecord, integration: McpIntegrationRecord | undefined, workspace: { name: string; slug: string } | undefined): Record<string, unknown> {
   const metadata = integration ? mcpMetadataView(integration) : null
   return {
     id: server.id,
@@ -61,11 +102,11 @@ function serverView(server: McpServerRecord, integration: McpIntegrationRecord |
     description: server.description,
     status: server.status,
     owner_id: server.ownerId,
-    mcp_integration_id: server.integrationId,
-    mcp_integration_slug: integration?.slug ?? null,
-    mcp_integration_url: integration?.url ?? null,
+    [family.integrationField]: server.integrationId,
+    [family.integrationField.replace(/_id$/, '_slug')]: integration?.slug ?? null,
+    [family.integrationField.replace(/_id$/, '_url')]: integration?.url ?? null,
     auth_type: integration?.authType ?? null,
-    url: mcpServerPath(server),
+    url: family.dataPlanePath(server),
     server_name: metadata?.server_name ?? null,
     server_version: metadata?.server_version ?? null,
     title: metadata?.title ?? null,
@@ -76,38 +117,48 @@ function serverView(server: McpServerRecord, integration: McpIntegrationRecord |
     last_synced_at: metadata?.last_synced_at ?? null,
     created_at: server.createdAt,
     last_updated_at: server.updatedAt,
-    object: 'mcp-server',
+    object: family.object,
   }
 }
 
-function requireServerScope(principal: Principal, action: string, workspaceId: string): void {
-  requireScope(principal, `mcp_servers.${action}`, workspaceId, 'MCP servers')
+export function serverFamilyRoutes(family: ServerRoutesFamily): (app: FastifyInstance, ctx: AdminContext) => void {
+  return (app, ctx) => registerServerRoutes(app, ctx, family)
 }
 
-export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
+export const mcpServerRoutes = serverFamilyRoutes(MCP_SERVER_ROUTES)
+
+function registerServerRoutes(app: FastifyInstance, ctx: AdminContext, family: ServerRoutesFamily): void {
+  const servers = family.repository(ctx.store)
+  const integrations = family.integrations.repository(ctx.store)
+  const what = family.what
+  const create = createSchema(family)
+  function requireServerScope(principal: Principal, action: string, workspaceId: string): void {
+    requireScope(principal, `${family.scope}.${action}`, workspaceId, `${what}s`)
+  }
   async function load(principal: Principal, reference: string): Promise<{ server: McpServerRecord; integration: McpIntegrationRecord }> {
-    const server = visibleOr404(principal, await ctx.store.mcpServers.get(principal.organizationId, reference), 'MCP server')
-    const integration = await ctx.store.mcpIntegrations.get(principal.organizationId, server.integrationId)
-    if (!integration) throw notFound('MCP server')
+    const server = visibleOr404(principal, await servers.get(principal.organizationId, reference), what)
+    const integration = await integrations.get(principal.organizationId, server.integrationId)
+    if (!integration) throw notFound(what)
     return { server, integration }
   }
 
   app.post('/', async (request) => {
     const principal = principalOf(request)
-    const body = parse(createSchema, request.body)
+    const body = parse(create, request.body)
+    const integrationReference = body[family.integrationField] as string
     const workspaceId = await targetWorkspace(ctx, principal, body.workspace_id)
-    if (workspaceId === null) throw invalid('workspace_id', 'workspace_id is required: an MCP server belongs to a workspace')
+    if (workspaceId === null) throw invalid('workspace_id', `workspace_id is required: ${what}s belong to a workspace`)
     requireServerScope(principal, 'create', workspaceId)
     const org = principal.organizationId
-    const integration = await ctx.store.mcpIntegrations.get(org, body.mcp_integration_id)
-    if (!integration || (integration.workspaceId !== null && integration.workspaceId !== workspaceId)) throw invalid('mcp_integration_id', 'mcp_integration_id: MCP integration not found')
+    const integration = await integrations.get(org, integrationReference)
+    if (!integration || (integration.workspaceId !== null && integration.workspaceId !== workspaceId)) throw invalid(family.integrationField, `${family.integrationField}: ${family.integrations.what} not found`)
     const admitted = mcpIntegrationWorkspaces(integration)
-    if (admitted !== null && !admitted.has(workspaceId)) throw invalid('mcp_integration_id', `mcp_integration_id: the integration ${integration.slug} is not enabled for this workspace`)
+    if (admitted !== null && !admitted.has(workspaceId)) throw invalid(family.integrationField, `${family.integrationField}: the integration ${integration.slug} is not enabled for this workspace`)
     const slug = body.slug ?? slugFromName(body.name)
     if (!slug) throw invalid('slug', 'slug: give a slug (the name has no letters or digits to derive one from)')
-    if (await ctx.store.mcpServers.get(org, slug, workspaceId)) throw conflict(`an MCP server "${slug}" already exists in this workspace`, 'slug')
-    const server = await ctx.store.mcpServers.create({ organizationId: org, workspaceId, integrationId: integration.id, slug, name: body.name, description: body.description ?? null, ownerId: principal.user?.id ?? null })
-    audit(request, { action: 'mcp_server.create', resourceType: 'mcp_server', resourceId: server.id, workspaceId })
+    if (await servers.get(org, slug, workspaceId)) throw conflict(`${what} "${slug}" already exists in this workspace`, 'slug')
+    const server = await servers.create({ organizationId: org, workspaceId, integrationId: integration.id, slug, name: body.name, description: body.description ?? null, ownerId: principal.user?.id ?? null })
+    audit(request, { action: `${family.resource}.create`, resourceType: family.resource, resourceId: server.id, workspaceId })
     return { id: server.id, slug: server.slug }
   })
 
@@ -116,18 +167,18 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const query = parse(listQuery, request.query)
     const { page, pageSize } = pagination({ page_size: 100, ...(request.query as object) })
     const workspaces = await listWorkspaces(ctx, principal, query.workspace_id)
-    if (workspaces === undefined) requireScope(principal, 'mcp_servers.list', null, 'MCP servers')
+    if (workspaces === undefined) requireScope(principal, `${family.scope}.list`, null, `${what}s`)
     else for (const workspaceId of workspaces) requireServerScope(principal, 'list', workspaceId)
     const org = principal.organizationId
-    const result = await ctx.store.mcpServers.list(org, {
+    const result = await servers.list(org, {
       ...(workspaces === undefined ? {} : { workspaceIds: workspaces }),
       ...(query.id ? { ids: query.id.split(',').map((id) => id.trim()).filter(Boolean) } : {}),
       ...(query.search ? { search: query.search } : {}),
     }, page, pageSize)
-    const [integrations, allWorkspaces] = await Promise.all([ctx.store.mcpIntegrations.list(org), ctx.store.workspaces.listAll(org)])
-    const integrationById = new Map(integrations.data.map((integration) => [integration.id, integration]))
+    const [allIntegrations, allWorkspaces] = await Promise.all([integrations.list(org), ctx.store.workspaces.listAll(org)])
+    const integrationById = new Map(allIntegrations.data.map((integration) => [integration.id, integration]))
     const workspaceById = new Map(allWorkspaces.map((workspace) => [workspace.id, workspace]))
-    return { data: result.data.map((server) => serverView(server, integrationById.get(server.integrationId), workspaceById.get(server.workspaceId))), total: result.total }
+    return { data: result.data.map((server) => serverView(family, server, integrationById.get(server.integrationId), workspaceById.get(server.workspaceId))), total: result.total }
   })
 
   app.get<{ Params: { id: string } }>('/:id', async (request) => {
@@ -135,8 +186,8 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const { server, integration } = await load(principal, request.params.id)
     requireServerScope(principal, 'read', server.workspaceId)
     return {
-      ...serverView(server, integration, undefined),
-      mcp_integration_details: { id: integration.id, slug: integration.slug, status: integration.status, url: integration.url, transport: integration.transport, auth_type: integration.authType },
+      ...serverView(family, server, integration, undefined),
+      [family.integrationField.replace(/_id$/, '_details')]: { id: integration.id, slug: integration.slug, status: integration.status, url: integration.url, transport: integration.transport, auth_type: integration.authType },
     }
   })
 
@@ -145,8 +196,8 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const { server } = await load(principal, request.params.id)
     requireServerScope(principal, 'update', server.workspaceId)
     const body = parse(updateSchema, request.body)
-    await ctx.store.mcpServers.update(server.organizationId, server.id, { name: body.name, description: body.description })
-    audit(request, { action: 'mcp_server.update', resourceType: 'mcp_server', resourceId: server.id, workspaceId: server.workspaceId })
+    await servers.update(server.organizationId, server.id, { name: body.name, description: body.description })
+    audit(request, { action: `${family.resource}.update`, resourceType: family.resource, resourceId: server.id, workspaceId: server.workspaceId })
     return {}
   })
 
@@ -154,8 +205,8 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const principal = principalOf(request)
     const { server } = await load(principal, request.params.id)
     requireServerScope(principal, 'delete', server.workspaceId)
-    await ctx.store.mcpServers.delete(server.organizationId, server.id)
-    audit(request, { action: 'mcp_server.delete', resourceType: 'mcp_server', resourceId: server.id, workspaceId: server.workspaceId })
+    await servers.delete(server.organizationId, server.id)
+    audit(request, { action: `${family.resource}.delete`, resourceType: family.resource, resourceId: server.id, workspaceId: server.workspaceId })
     return {}
   })
 
@@ -163,7 +214,7 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const principal = principalOf(request)
     const { server, integration } = await load(principal, request.params.id)
     requireServerScope(principal, 'read', server.workspaceId)
-    return connectivityTest(ctx, integration)
+    return connectivityTest(ctx, family.integrations, integration)
   })
 
   app.get<{ Params: { id: string } }>('/:id/metadata', async (request) => {
@@ -173,7 +224,7 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     return mcpMetadataView(integration)
   })
 
-  app.get<{ Params: { id: string } }>('/:id/capabilities', async (request) => {
+  app.get<{ Params: { id: string } }>(`/:id/${family.capabilitiesPath}`, async (request) => {
     const principal = principalOf(request)
     const { server, integration } = await load(principal, request.params.id)
     requireServerScope(principal, 'read', server.workspaceId)
@@ -187,7 +238,7 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     return { ...capabilityPage(shown, query), counts: capabilityCounts(items) }
   })
 
-  app.put<{ Params: { id: string } }>('/:id/capabilities', async (request) => {
+  app.put<{ Params: { id: string } }>(`/:id/${family.capabilitiesPath}`, async (request) => {
     const principal = principalOf(request)
     const { server, integration } = await load(principal, request.params.id)
     requireServerScope(principal, 'update', server.workspaceId)
@@ -199,8 +250,8 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
       if (!known.has(key)) throw invalid(`capabilities[${index}].name`, `capabilities[${index}].name: the server offers no ${change.type} "${change.name}" (as of its last sync)`)
       overrides.set(key, change)
     }
-    await ctx.store.mcpServers.update(server.organizationId, server.id, { capabilityOverrides: [...overrides.values()] })
-    audit(request, { action: 'mcp_server.capabilities.update', resourceType: 'mcp_server', resourceId: server.id, workspaceId: server.workspaceId, details: { changed: body.capabilities.length } })
+    await servers.update(server.organizationId, server.id, { capabilityOverrides: [...overrides.values()] })
+    audit(request, { action: `${family.resource}.capabilities.update`, resourceType: family.resource, resourceId: server.id, workspaceId: server.workspaceId, details: { changed: body.capabilities.length } })
     return { success: true }
   })
 
@@ -231,8 +282,8 @@ export function mcpServerRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const body = parse(userAccessSchema, request.body)
     const access = new Map<string, McpUserAccess>(server.userAccess.map((entry) => [entry.user_id, entry]))
     for (const entry of body.user_access ?? []) access.set(entry.user_id, entry)
-    await ctx.store.mcpServers.update(server.organizationId, server.id, { userAccess: [...access.values()], defaultUserAccess: body.default_user_access })
-    audit(request, { action: 'mcp_server.user_access.update', resourceType: 'mcp_server', resourceId: server.id, workspaceId: server.workspaceId, details: { users: body.user_access?.length ?? 0, default_user_access: body.default_user_access ?? null } })
+    await servers.update(server.organizationId, server.id, { userAccess: [...access.values()], defaultUserAccess: body.default_user_access })
+    audit(request, { action: `${family.resource}.user_access.update`, resourceType: family.resource, resourceId: server.id, workspaceId: server.workspaceId, details: { users: body.user_access?.length ?? 0, default_user_access: body.default_user_access ?? null } })
     return { success: true }
   })
 }

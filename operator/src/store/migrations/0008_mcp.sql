@@ -46,7 +46,7 @@ CREATE TABLE mcp_servers (
   id text PRIMARY KEY,
   organization_id text NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
   workspace_id text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-  mcp_integration_id text NOT NULL REFERENCES mcp_integrations(id) ON DELETE CASCADE,
+  integration_id text NOT NULL REFERENCES mcp_integrations(id) ON DELETE CASCADE,
   slug text NOT NULL CHECK (char_length(slug) BETWEEN 1 AND 255),
   name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 255),
   description text,
@@ -61,7 +61,23 @@ CREATE TABLE mcp_servers (
   updated_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (organization_id, workspace_id, slug)
 );
-CREATE INDEX mcp_servers_integration ON mcp_servers (mcp_integration_id);
+CREATE INDEX mcp_servers_integration ON mcp_servers (integration_id);
+
+-- Agent (A2A) integrations and servers: the same shape, in tables of their own. `server_info`
+-- holds the agent card, `capabilities` its skills (type `skill`).
+CREATE TABLE agent_integrations (LIKE mcp_integrations INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+ALTER TABLE agent_integrations ADD PRIMARY KEY (id);
+ALTER TABLE agent_integrations ADD UNIQUE (organization_id, slug);
+ALTER TABLE agent_integrations ADD FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE;
+ALTER TABLE agent_integrations ADD FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE;
+
+CREATE TABLE agent_servers (LIKE mcp_servers INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+ALTER TABLE agent_servers ADD PRIMARY KEY (id);
+ALTER TABLE agent_servers ADD UNIQUE (organization_id, workspace_id, slug);
+ALTER TABLE agent_servers ADD FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE;
+ALTER TABLE agent_servers ADD FOREIGN KEY (workspace_id) REFERENCES workspaces(id) ON DELETE CASCADE;
+ALTER TABLE agent_servers ADD FOREIGN KEY (integration_id) REFERENCES agent_integrations(id) ON DELETE CASCADE;
+CREATE INDEX agent_servers_integration ON agent_servers (integration_id);
 
 ALTER TABLE usage_logs ADD COLUMN mcp_server_id text;
 ALTER TABLE usage_logs ADD COLUMN mcp_tool_name text;

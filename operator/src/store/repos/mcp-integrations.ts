@@ -16,7 +16,8 @@ import type { ManagedBy } from './workspaces.ts'
 
 export type McpAuthType = 'none' | 'headers' | 'oauth_client_credentials'
 export type McpTransport = 'http' | 'sse'
-export type McpCapabilityType = 'tool' | 'prompt' | 'resource' | 'resource_template'
+/** MCP servers offer tools, prompts, resources and templates; agents (A2A) offer skills. */
+export type McpCapabilityType = 'tool' | 'prompt' | 'resource' | 'resource_template' | 'skill'
 export type McpSyncStatus = 'pending' | 'success' | 'failed'
 
 /** One thing the server offers, as the sync read it, with the organisation's switch. */
@@ -60,6 +61,8 @@ export interface McpConfigurations {
   oauth?: { token_url: string; client_id: string; scope?: string; audience?: string }
   /** Organisation admins only: the server may be on a private network (loopback, RFC 1918). */
   allow_private_network?: boolean
+  /** Agent integrations: where the agent card is read, relative to the URL (default `/.well-known/agent-card.json`). */
+  card_path?: string
 }
 
 export interface McpIntegrationRecord {
@@ -153,15 +156,30 @@ export interface McpIntegrationFilter {
   search?: string
 }
 
+/**
+ * MCP integrations and agent (A2A) integrations are the same kind of row in two tables: an upstream
+ * endpoint with credentials, workspace access, what it offers (capabilities; skills for agents)
+ * and what it said about itself (server info; the agent card for agents), kept up to date by a sync.
+ */
+export interface IntegrationFamily {
+  readonly table: 'mcp_integrations' | 'agent_integrations'
+  readonly resource: 'mcp_integration' | 'agent_integration'
+}
+
+export const MCP_INTEGRATIONS: IntegrationFamily = { table: 'mcp_integrations', resource: 'mcp_integration' }
+export const AGENT_INTEGRATIONS: IntegrationFamily = { table: 'agent_integrations', resource: 'agent_integration' }
+
 export class McpIntegrationRepository {
   readonly #db: SqlExecutor
   readonly #sink: ChangeSink
   readonly #keyring: Keyring | null
+  readonly #family: IntegrationFamily
 
-  constructor(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null) {
+  constructor(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null, family: IntegrationFamily = MCP_INTEGRATIONS) {
     this.#db = db
     this.#sink = sink
     this.#keyring = keyring
+    this.#family = family
   }
 
   #toRecord(row: Row): McpIntegrationRecord {
@@ -199,23 +217,23 @@ export class McpIntegrationRepository {
     const empty = !credentials || (Object.keys(credentials.headers ?? {}).length === 0 && !credentials.client_secret)
     if (empty) return null
     if (!this.#keyring) throw new Error('MCP integration credentials need GATEHOUSE_ENCRYPTION_KEY')
-    return this.#keyring.seal(JSON.stringify(credentials), `mcp_integration:${id}`)
+    return this.#keyring.seal(JSON.stringify(credentials), `${this.#family.resource}:${id}`)
   }
 
   async create(input: McpIntegrationInput): Promise<McpIntegrationRecord> {
     const id = newId()
     const rows = await this.#db.query<Row>(
-      `INSERT INTO mcp_integrations (id, organization_id, workspace_id, slug, name, description, url, auth_type, transport, configurations, credentials_encrypted, owner_id)
+      `INSERT INTO ${this.#family.table} (id, organization_id, workspace_id, slug, name, description, url, auth_type, transport, configurations, credentials_encrypted, owner_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12) RETURNING *`,
       [id, input.organizationId, input.workspaceId, input.slug, input.name, input.description ?? null, input.url, input.authType, input.transport,
         json(input.configurations ?? {}), this.#seal(id, input.credentials), input.ownerId ?? null],
     )
-    this.#sink.add({ resource: 'mcp_integration', action: 'created', id })
+    this.#sink.add({ resource: this.#family.resource, action: 'created', id })
     return this.#toRecord(rows[0]!)
   }
 
   async get(organizationId: string, idOrSlug: string): Promise<McpIntegrationRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM mcp_integrations WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1', [organizationId, idOrSlug])
+    const rows = await this.#db.query<Row>(`SELECT * FROM ${this.#family.table} WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1`, [organizationId, idOrSlug])
     return rows[0] ? this.#toRecord(rows[0]) : null
   }
 
@@ -225,8 +243,8 @@ export class McpIntegrationRepository {
     else if (filter.workspaceIds !== undefined) where.add('(workspace_id IS NULL OR workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb))))', json(filter.workspaceIds))
     if (filter.workspaceScoped !== undefined) where.add(filter.workspaceScoped ? 'workspace_id IS NOT NULL' : 'workspace_id IS NULL')
     if (filter.search) where.add("(name ILIKE ? OR slug ILIKE ?)", `%${filter.search}%`, `%${filter.search}%`)
-    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM mcp_integrations${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM mcp_integrations${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.#family.table}${where.sql}`, where.params)
+    const rows = await this.#db.query<Row>(`SELECT * FROM ${this.#family.table}${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
     return { total: count?.n ?? 0, data: rows.map((row) => this.#toRecord(row)) }
   }
 
@@ -240,24 +258,24 @@ export class McpIntegrationRepository {
       capabilities: ['capabilities', 'jsonb'], status: ['status', 'value'],
     }, 3)
     // `sealed: null` (credentials emptied) must clear the column; setClause skips only undefined.
-    const row = await updateRow<Row>(this.#db, 'mcp_integrations', organizationId, id, set)
-    if (row) this.#sink.add({ resource: 'mcp_integration', action: 'updated', id })
+    const row = await updateRow<Row>(this.#db, this.#family.table, organizationId, id, set)
+    if (row) this.#sink.add({ resource: this.#family.resource, action: 'updated', id })
     return row ? this.#toRecord(row) : null
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    if (!(await deleteRow(this.#db, 'mcp_integrations', organizationId, id))) return false
-    this.#sink.add({ resource: 'mcp_integration', action: 'deleted', id })
+    if (!(await deleteRow(this.#db, this.#family.table, organizationId, id))) return false
+    this.#sink.add({ resource: this.#family.resource, action: 'deleted', id })
     return true
   }
 
   /** For the snapshot compiler and the sync only. */
   async decryptedCredentials(organizationId: string, id: string): Promise<McpCredentials> {
-    const rows = await this.#db.query<{ credentials_encrypted: string | null }>('SELECT credentials_encrypted FROM mcp_integrations WHERE organization_id = $1 AND id = $2', [organizationId, id])
+    const rows = await this.#db.query<{ credentials_encrypted: string | null }>(`SELECT credentials_encrypted FROM ${this.#family.table} WHERE organization_id = $1 AND id = $2`, [organizationId, id])
     const sealed = rows[0]?.credentials_encrypted
     if (!sealed) return {}
     if (!this.#keyring) throw new Error('MCP integration credentials need GATEHOUSE_ENCRYPTION_KEY')
-    return JSON.parse(this.#keyring.open(sealed, `mcp_integration:${id}`)) as McpCredentials
+    return JSON.parse(this.#keyring.open(sealed, `${this.#family.resource}:${id}`)) as McpCredentials
   }
 
   /**
@@ -267,9 +285,9 @@ export class McpIntegrationRepository {
    */
   async claimDue(now: Date, intervalMs: number, leaseMs: number, limit: number): Promise<Array<{ organizationId: string; id: string }>> {
     const rows = await this.#db.query<{ organization_id: string; id: string }>(
-      `UPDATE mcp_integrations SET sync_claimed_until = $2
+      `UPDATE ${this.#family.table} SET sync_claimed_until = $2
        WHERE id IN (
-         SELECT id FROM mcp_integrations
+         SELECT id FROM ${this.#family.table}
          WHERE status = 'active'
            AND (sync_claimed_until IS NULL OR sync_claimed_until < $1)
            AND (last_synced_at IS NULL OR last_synced_at < $3)
@@ -299,19 +317,19 @@ export class McpIntegrationRepository {
         return { ...found, enabled: previous?.enabled ?? true, created_at: previous?.created_at ?? stamp, last_updated_at: stamp }
       })
       rows = await this.#db.query<Row>(
-        `UPDATE mcp_integrations SET server_info = $3::jsonb, protocol_version = $4, capability_flags = $5::jsonb, capabilities = $6::jsonb,
+        `UPDATE ${this.#family.table} SET server_info = $3::jsonb, protocol_version = $4, capability_flags = $5::jsonb, capabilities = $6::jsonb,
            sync_status = 'success', sync_error = NULL, last_synced_at = $7, sync_claimed_until = NULL, updated_at = now()
          WHERE organization_id = $1 AND id = $2 RETURNING *`,
         [organizationId, id, json(result.serverInfo), result.protocolVersion, json(result.capabilityFlags), json(capabilities), now],
       )
     } else {
       rows = await this.#db.query<Row>(
-        `UPDATE mcp_integrations SET sync_status = 'failed', sync_error = $3, last_synced_at = $4, sync_claimed_until = NULL, updated_at = now()
+        `UPDATE ${this.#family.table} SET sync_status = 'failed', sync_error = $3, last_synced_at = $4, sync_claimed_until = NULL, updated_at = now()
          WHERE organization_id = $1 AND id = $2 RETURNING *`,
         [organizationId, id, result.error.slice(0, 1000), now],
       )
     }
-    this.#sink.add({ resource: 'mcp_integration', action: 'updated', id })
+    this.#sink.add({ resource: this.#family.resource, action: 'updated', id })
     return rows[0] ? this.#toRecord(rows[0]) : null
   }
 }

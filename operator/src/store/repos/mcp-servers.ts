@@ -43,7 +43,7 @@ interface Row {
   id: string
   organization_id: string
   workspace_id: string
-  mcp_integration_id: string
+  integration_id: string
   slug: string
   name: string
   description: string | null
@@ -87,7 +87,7 @@ function toRecord(row: Row): McpServerRecord {
     id: row.id,
     organizationId: row.organization_id,
     workspaceId: row.workspace_id,
-    integrationId: row.mcp_integration_id,
+    integrationId: row.integration_id,
     slug: row.slug,
     name: row.name,
     description: row.description,
@@ -101,30 +101,41 @@ function toRecord(row: Row): McpServerRecord {
   }
 }
 
+/** MCP servers and agent servers: a workspace's instance of an integration of the same family. */
+export interface ServerFamily {
+  readonly table: 'mcp_servers' | 'agent_servers'
+  readonly resource: 'mcp_server' | 'agent_server'
+}
+
+export const MCP_SERVERS: ServerFamily = { table: 'mcp_servers', resource: 'mcp_server' }
+export const AGENT_SERVERS: ServerFamily = { table: 'agent_servers', resource: 'agent_server' }
+
 export class McpServerRepository {
   readonly #db: SqlExecutor
   readonly #sink: ChangeSink
+  readonly #family: ServerFamily
 
-  constructor(db: SqlExecutor, sink: ChangeSink) {
+  constructor(db: SqlExecutor, sink: ChangeSink, family: ServerFamily = MCP_SERVERS) {
     this.#db = db
     this.#sink = sink
+    this.#family = family
   }
 
   async create(input: McpServerInput): Promise<McpServerRecord> {
     const id = newId()
     const rows = await this.#db.query<Row>(
-      `INSERT INTO mcp_servers (id, organization_id, workspace_id, mcp_integration_id, slug, name, description, owner_id)
+      `INSERT INTO ${this.#family.table} (id, organization_id, workspace_id, integration_id, slug, name, description, owner_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [id, input.organizationId, input.workspaceId, input.integrationId, input.slug, input.name, input.description ?? null, input.ownerId ?? null],
     )
-    this.#sink.add({ resource: 'mcp_server', action: 'created', id })
+    this.#sink.add({ resource: this.#family.resource, action: 'created', id })
     return toRecord(rows[0]!)
   }
 
   /** By id, or by slug inside `workspaceId` (slugs are unique per workspace). */
   async get(organizationId: string, idOrSlug: string, workspaceId?: string): Promise<McpServerRecord | null> {
     const rows = await this.#db.query<Row>(
-      `SELECT * FROM mcp_servers WHERE organization_id = $1 AND (id = $2 OR (slug = $2 AND ($3::text IS NULL OR workspace_id = $3)))
+      `SELECT * FROM ${this.#family.table} WHERE organization_id = $1 AND (id = $2 OR (slug = $2 AND ($3::text IS NULL OR workspace_id = $3)))
        ORDER BY (id = $2) DESC, created_at LIMIT 1`,
       [organizationId, idOrSlug, workspaceId ?? null],
     )
@@ -135,10 +146,10 @@ export class McpServerRepository {
     const where = new Where().add('organization_id = ?', organizationId)
     if (filter.workspaceIds !== undefined) where.add('workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))', json(filter.workspaceIds))
     if (filter.ids !== undefined) where.add('(id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb))) OR slug = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb))))', json(filter.ids), json(filter.ids))
-    where.maybe('mcp_integration_id = ?', filter.integrationId)
+    where.maybe('integration_id = ?', filter.integrationId)
     if (filter.search) where.add('(name ILIKE ? OR slug ILIKE ?)', `%${filter.search}%`, `%${filter.search}%`)
-    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM mcp_servers${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM mcp_servers${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+    const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.#family.table}${where.sql}`, where.params)
+    const rows = await this.#db.query<Row>(`SELECT * FROM ${this.#family.table}${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
     return { total: count?.n ?? 0, data: rows.map(toRecord) }
   }
 
@@ -147,14 +158,14 @@ export class McpServerRepository {
       name: ['name', 'value'], description: ['description', 'value'], capabilityOverrides: ['capability_overrides', 'jsonb'],
       defaultUserAccess: ['default_user_access', 'value'], userAccess: ['user_access', 'jsonb'], status: ['status', 'value'],
     }, 3)
-    const row = await updateRow<Row>(this.#db, 'mcp_servers', organizationId, id, set)
-    if (row) this.#sink.add({ resource: 'mcp_server', action: 'updated', id })
+    const row = await updateRow<Row>(this.#db, this.#family.table, organizationId, id, set)
+    if (row) this.#sink.add({ resource: this.#family.resource, action: 'updated', id })
     return row ? toRecord(row) : null
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
-    if (!(await deleteRow(this.#db, 'mcp_servers', organizationId, id))) return false
-    this.#sink.add({ resource: 'mcp_server', action: 'deleted', id })
+    if (!(await deleteRow(this.#db, this.#family.table, organizationId, id))) return false
+    this.#sink.add({ resource: this.#family.resource, action: 'deleted', id })
     return true
   }
 }

@@ -34,6 +34,8 @@ export type OrganizationTable =
   | 'integrations'
   | 'mcp_integrations'
   | 'mcp_servers'
+  | 'agent_integrations'
+  | 'agent_servers'
   | 'policies'
   | 'providers'
   | 'secret_references'
