@@ -27,7 +27,7 @@ const CARD = {
 let harness: Harness
 let agent: Server
 let agentUrl: string
-let cardRequests: Array<Record<string, string | string[] | undefined>> = []
+const cardRequests: Array<Record<string, string | string[] | undefined>> = []
 let serving = true
 
 beforeAll(async () => {
