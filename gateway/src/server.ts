@@ -11,6 +11,7 @@ import { registerJsonBodyParser } from './http/json-body.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
+import { registerMcpRoutes } from './http/routes/mcp.ts'
 import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
@@ -160,6 +161,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerRealtimeRoute(app, deps)
   registerMessagesRoute(app, deps)
   registerPromptRoutes(app, deps)
+  registerMcpRoutes(app, deps)
   registerPricingRoute(app)
   registerAdminForward(app, options.adminForwarder)
   return app

@@ -19,7 +19,7 @@ const GATEWAY_LAYERS: readonly (readonly string[])[] = [
   ['snapshot'],
   ['routing'],
   ['runtime'],
-  ['validation', 'telemetry', 'sync', 'sidecar', 'guardrails', 'limits', 'cache', 'usage'],
+  ['validation', 'telemetry', 'sync', 'sidecar', 'guardrails', 'limits', 'cache', 'usage', 'mcp'],
   ['pipeline'],
   ['http'],
   ['.'],

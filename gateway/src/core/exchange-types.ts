@@ -23,6 +23,7 @@ export type EndpointType =
   | 'ocr'
   | 'realtime'
   | 'proxy'
+  | 'mcp'
 
 /** The verdict of one guardrail run, kept on the usage record and returned to the caller. */
 export interface HookResult {

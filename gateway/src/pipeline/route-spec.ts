@@ -23,6 +23,11 @@ export interface RouteSpec {
   presentedKey?(headers: RequestHeaders, exchange: Exchange): string | undefined
   readonly attempt: TargetAttempt
   /**
+   * The route never goes to a model provider (MCP servers): no config or provider is resolved, and
+   * `answerUnrouted` answers every request.
+   */
+  readonly providerless?: boolean
+  /**
    * Answers a request that names no provider and runs under no config, for routes that mean
    * something then (GET /v1/models lists what the caller can reach). Without it, such a request is
    * a 400 naming the ways to choose a provider.

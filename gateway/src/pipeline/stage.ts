@@ -84,6 +84,8 @@ export interface ExchangeFacts {
   firstByteAtMs: number | null
   endedAtMs: number | null
   hookResults: HookResult[]
+  /** MCP routes: the server called and, for `tools/call`, the tool. */
+  mcp: { serverId: string; method: string | null; toolName: string | null } | null
   /** Stage-owned extras that belong on the usage record (policy ids that matched, cost...). */
   readonly annotations: Record<string, unknown>
 }
@@ -110,6 +112,7 @@ export function newFacts(): ExchangeFacts {
     firstByteAtMs: null,
     endedAtMs: null,
     hookResults: [],
+    mcp: null,
     annotations: {},
   }
 }

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { snapshotGuardrail, snapshotGuardrailDefaults, snapshotLimit, snapshotPrice } from './policies.ts'
 import { snapshotPrompt, snapshotPromptPartial } from './prompts.ts'
 import { logLevel } from './usage-record.ts'
+import { snapshotMcpServer } from './mcp.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -117,6 +118,8 @@ export const gatewaySnapshot = z.object({
   /** Saved prompts (their published and labelled versions) and partials, rendered by the gateway. */
   prompts: z.array(snapshotPrompt).default([]),
   promptPartials: z.array(snapshotPromptPartial).default([]),
+  /** MCP servers served at /v1/mcp/{slug}/mcp (mcp.ts). */
+  mcpServers: z.array(snapshotMcpServer).default([]),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>

@@ -53,6 +53,9 @@ export const usageRecord = z.object({
   promptId: optionalId,
   /** The prompt version a prompt completion rendered. */
   promptVersionId: optionalId,
+  /** MCP requests: the Gatehouse MCP server called, and the tool (`tools/call` only). */
+  mcpServerId: optionalId,
+  mcpToolName: z.string().max(512).nullable().default(null),
   /** The route's operation name (`chat`, `passthrough:files`, ...) and the spec's endpoint type. */
   route: z.string().min(1).max(128),
   endpointType: z.string().min(1).max(64),

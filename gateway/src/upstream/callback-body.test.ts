@@ -3,11 +3,10 @@ import type { Dispatcher } from 'undici'
 import { CallbackBody } from './callback-body.ts'
 
 /** A dispatcher controller that records what the body asked of it. */
-function recordingController(): Dispatcher.DispatchController & { calls: string[]; abortReason: unknown } {
+function recordingController(): Dispatcher.DispatchController & { calls: string[] } {
   const calls: string[] = []
   return {
     calls,
-    abortReason: undefined,
     aborted: false,
     paused: false,
     reason: null,
@@ -17,11 +16,10 @@ function recordingController(): Dispatcher.DispatchController & { calls: string[
     resume() {
       calls.push('resume')
     },
-    abort(reason: unknown) {
+    abort() {
       calls.push('abort')
-      this.abortReason = reason
     },
-  } as unknown as Dispatcher.DispatchController & { calls: string[]; abortReason: unknown }
+  } as unknown as Dispatcher.DispatchController & { calls: string[] }
 }
 
 async function collect(body: AsyncIterable<Uint8Array>): Promise<string> {

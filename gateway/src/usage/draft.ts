@@ -25,6 +25,8 @@ export interface UsageDraft {
   deploymentId: string | null
   promptId: string | null
   promptVersionId: string | null
+  mcpServerId: string | null
+  mcpToolName: string | null
   route: string
   endpointType: string
   modelRequested: string | null
@@ -96,6 +98,8 @@ export function toUsageRecord(draft: UsageDraft): UsageRecord {
     deploymentId: draft.deploymentId,
     promptId: draft.promptId,
     promptVersionId: draft.promptVersionId,
+    mcpServerId: draft.mcpServerId,
+    mcpToolName: draft.mcpToolName,
     route: draft.route,
     endpointType: draft.endpointType,
     modelRequested: draft.modelRequested,

@@ -225,13 +225,13 @@ describe('credential re-sealing', () => {
     expect(before.stale.integrations).toBeGreaterThan(0)
     const report = await store.credentials.reseal()
     expect(report.resealed.integrations).toBe(before.stale.integrations)
-    expect(report.stale).toEqual({ providers: 0, integrations: 0 })
+    expect(report.stale).toEqual({ providers: 0, integrations: 0, mcp_integrations: 0, agent_integrations: 0 })
     const integration = (await store.integrations.get(h.orgId, 'reseal'))!
     expect(integration.credentialsKeyId).toBe('next')
     // Only the new key is needed from now on.
     const newOnly = await storeOnDatabase(h.db, { encryptionKey: rotated.split(',')[0]! })
     expect(await newOnly.integrations.decryptedCredentials(h.orgId, integration.id)).toEqual({ apiKey: 'sk-reseal-1234567890' })
-    expect((await store.credentials.reseal()).resealed).toEqual({ providers: 0, integrations: 0 })
+    expect((await store.credentials.reseal()).resealed).toEqual({ providers: 0, integrations: 0, mcp_integrations: 0, agent_integrations: 0 })
     await newOnly.changes.stop()
     await store.changes.stop()
     // Workspace keys may not rotate encryption.

@@ -25,6 +25,7 @@ import type { ApiKeyRecord, ConfigRecord, DeploymentRecord, IntegrationRecord, P
 import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
 import { compileLimits } from './limits.ts'
 import { compilePrompts } from './prompts.ts'
+import { compileMcpServers } from './mcp.ts'
 import { effectiveSettings } from '../identity/settings.ts'
 import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
@@ -314,6 +315,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     }),
     prices,
     ...prompts,
+    mcpServers: await compileMcpServers(store, { orgId, privateNetworksAllowed: sources.privateNetworksAllowed, report: sources.report }, (workspaceId) => inScope(workspaceId)),
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -10,7 +10,8 @@ import type { SqlDatabase } from './sql.ts'
 
 export type ChangeResource =
   | 'api_key' | 'workspace' | 'provider' | 'integration' | 'config' | 'organization' | 'member' | 'user'
-  | 'secret_reference' | 'guardrail' | 'deployment' | 'policy' | 'model_price' | 'prompt'
+  | 'secret_reference' | 'guardrail' | 'deployment' | 'policy' | 'model_price' | 'prompt' | 'mcp_integration' | 'mcp_server'
+  | 'agent_integration' | 'agent_server'
 export type ChangeAction = 'created' | 'updated' | 'deleted' | 'rotated' | 'revoked' | 'expired'
 
 export interface StoreChange {

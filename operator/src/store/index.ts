@@ -28,6 +28,8 @@ import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
+import { AGENT_INTEGRATIONS, McpIntegrationRepository } from './repos/mcp-integrations.ts'
+import { AGENT_SERVERS, McpServerRepository } from './repos/mcp-servers.ts'
 import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
 import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
@@ -71,6 +73,10 @@ export interface Repositories {
   promptPartials: PromptPartialRepository
   promptLabels: PromptLabelRepository
   promptCollections: PromptCollectionRepository
+  mcpIntegrations: McpIntegrationRepository
+  mcpServers: McpServerRepository
+  agentIntegrations: McpIntegrationRepository
+  agentServers: McpServerRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -111,6 +117,10 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     promptPartials: new PromptPartialRepository(db, sink),
     promptLabels: new PromptLabelRepository(db, sink),
     promptCollections: new PromptCollectionRepository(db),
+    mcpIntegrations: new McpIntegrationRepository(db, sink, keyring),
+    mcpServers: new McpServerRepository(db, sink),
+    agentIntegrations: new McpIntegrationRepository(db, sink, keyring, AGENT_INTEGRATIONS),
+    agentServers: new McpServerRepository(db, sink, AGENT_SERVERS),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -178,6 +188,8 @@ export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './r
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
+export type { McpAuthType, McpCapability, McpCapabilityType, McpConfigurations, McpCredentials, McpIntegrationRecord, McpServerInfo, McpSyncResult, McpTransport } from './repos/mcp-integrations.ts'
+export type { McpCapabilityOverride, McpDefaultUserAccess, McpServerRecord, McpUserAccess } from './repos/mcp-servers.ts'
 export type { OrganizationRecord } from './repos/organizations.ts'
 export type { PromptRecord, PromptVersionContent, PromptVersionRecord } from './repos/prompts.ts'
 export type { PromptPartialRecord, PromptPartialVersionRecord } from './repos/prompt-partials.ts'

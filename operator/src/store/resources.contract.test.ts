@@ -83,10 +83,10 @@ for (const backend of backends) {
         expect(report.resealed.integrations).toBeGreaterThan(0)
         expect((await rotated.integrations.get(org, 'sealed'))!.credentialsKeyId).toBe('next')
         expect(await rotated.providers.decryptedCredentials(org, provider.id)).toEqual({ apiKey: 'sk-sealed-000000002' })
-        expect((await rotated.credentials.status()).stale).toEqual({ providers: 0, integrations: 0 })
+        expect((await rotated.credentials.status()).stale).toEqual({ providers: 0, integrations: 0, mcp_integrations: 0, agent_integrations: 0 })
         await rotated.close()
       } else {
-        expect(report.resealed).toEqual({ providers: 0, integrations: 0 })
+        expect(report.resealed).toEqual({ providers: 0, integrations: 0, mcp_integrations: 0, agent_integrations: 0 })
         expect(await store.integrations.decryptedCredentials(org, integration.id)).toEqual({ apiKey: 'sk-sealed-000000001' })
       }
     })

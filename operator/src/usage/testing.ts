@@ -65,6 +65,8 @@ export function generateUsageRecords(options: GeneratedOptions): UsageRecord[] {
       deploymentId: null,
       promptId: random() < 0.2 ? 'prompt-1' : null,
       promptVersionId: null,
+      mcpServerId: null,
+      mcpToolName: null,
       route: 'chat',
       endpointType: 'chatComplete',
       modelRequested: pick(provider.models),

@@ -73,6 +73,8 @@ class Account {
       deploymentId: context.runtime.deploymentId,
       promptId: null,
       promptVersionId: null,
+      mcpServerId: null,
+      mcpToolName: null,
       route: operation.name,
       endpointType: operation.endpointType,
       modelRequested: null,
@@ -120,6 +122,10 @@ class Account {
     draft.configId = facts.configId
     draft.promptId = facts.promptId
     draft.promptVersionId = facts.promptVersionId
+    if (facts.mcp !== null) {
+      draft.mcpServerId = facts.mcp.serverId
+      draft.mcpToolName = facts.mcp.toolName
+    }
     draft.modelRequested = facts.requestedModel ?? bodyModel(this.#exchange.body)
     draft.modelServed = facts.servedModel ?? (typeof responseBody === 'function' ? null : bodyModel(responseBody)) ?? facts.upstreamModel
     draft.attempts = facts.attempts

@@ -13,6 +13,10 @@ export function resolveRouteStage(spec: RouteSpec): Stage {
     name: 'resolve-route',
     run(exchange, next) {
       const { context, facts } = exchange
+      if (spec.providerless) {
+        exchange.route = null
+        return next()
+      }
       const model = spec.model(exchange)
       facts.requestedModel = model ?? null
       const selected = selectConfig(context.runtime, context.workspaceId, exchange.headers, context.principal.defaultConfig)

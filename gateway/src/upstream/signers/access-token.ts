@@ -5,9 +5,8 @@
  * concurrent requests. Clock and fetch are injectable so tests run against a local endpoint.
  */
 import { createHash } from 'node:crypto'
-import { fetch as undiciFetch } from 'undici'
 import { GatewayError } from '../../core/errors.ts'
-import { ssrfSafeDispatcher } from '../ssrf.ts'
+import { ssrfSafeFetch } from '../ssrf-fetch.ts'
 
 export interface AccessToken {
   token: string
@@ -109,8 +108,7 @@ export class AccessTokenCache {
  * metadata or unspecified addresses. (Signers do not know the provider's network setting, so
  * private addresses stay reachable for in-cluster identity providers.)
  */
-const guardedFetch: typeof globalThis.fetch = (input, init) =>
-  undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: ssrfSafeDispatcher(true) }) as unknown as Promise<Response>
+const guardedFetch = ssrfSafeFetch(true)
 
 export function tokenClientDefaults(options: TokenClientOptions): Required<TokenClientOptions> {
   return {

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { AdminContext } from '../context.ts'
+import { agentIntegrationRoutes, agentServerRoutes } from './agents.ts'
 import { analyticsRoutes } from './analytics.ts'
 import { apiKeyRoutes } from './api-keys.ts'
 import { auditLogRoutes } from './audit-logs.ts'
@@ -18,6 +19,8 @@ import { healthRoutes } from './health.ts'
 import { integrationRoutes } from './integrations.ts'
 import { inviteRoutes } from './invites.ts'
 import { logRoutes } from './logs.ts'
+import { mcpIntegrationRoutes } from './mcp-integrations.ts'
+import { mcpServerRoutes } from './mcp-servers.ts'
 import { memberRoutes } from './members.ts'
 import { organisationGuardrailRoutes } from './organisation-guardrails.ts'
 import { modelPricingRoutes } from './model-pricing.ts'
@@ -67,5 +70,9 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'prompt-partials', prefixes: ['/v1/prompts/partials'], register: promptPartialRoutes },
   { name: 'prompt-labels', prefixes: ['/v1/labels'], register: promptLabelRoutes },
   { name: 'prompt-collections', prefixes: ['/v1/collections'], register: promptCollectionRoutes },
+  { name: 'mcp-integrations', prefixes: ['/v1/mcp-integrations'], register: mcpIntegrationRoutes },
+  { name: 'mcp-servers', prefixes: ['/v1/mcp-servers'], register: mcpServerRoutes },
+  { name: 'agent-integrations', prefixes: ['/v1/agent-integrations'], register: agentIntegrationRoutes },
+  { name: 'agent-servers', prefixes: ['/v1/agent-servers'], register: agentServerRoutes },
   { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
 ]

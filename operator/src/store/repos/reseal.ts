@@ -11,6 +11,8 @@ import type { SqlExecutor } from '../sql.ts'
 const SEALED_TABLES = [
   { table: 'providers', context: 'provider' },
   { table: 'integrations', context: 'integration' },
+  { table: 'mcp_integrations', context: 'mcp_integration' },
+  { table: 'agent_integrations', context: 'agent_integration' },
 ] as const
 
 export interface ResealReport {

@@ -28,6 +28,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof UsageRecord, string, string]> = [
   ['logLevel', 'log_level', 'text'], ['requestBody', 'request_body', 'jsonb'], ['responseBody', 'response_body', 'jsonb'],
   ['bodiesDropped', 'bodies_dropped', 'boolean'], ['annotations', 'annotations', 'jsonb'],
   ['promptVersionId', 'prompt_version_id', 'text'],
+  ['mcpServerId', 'mcp_server_id', 'text'], ['mcpToolName', 'mcp_tool_name', 'text'],
 ]
 
 const COLUMN_LIST = COLUMNS.map(([, column]) => column).join(', ')

@@ -1,0 +1,129 @@
+/**
+ * The MCP relay: one client request to Gatehouse's MCP endpoint becomes one request to the
+ * upstream server's streamable HTTP endpoint, with Gatehouse's credentials instead of the
+ * client's (MCP forbids passing the client's token on), and the answer comes back as the server
+ * sent it, JSON or an event stream, except that a `tools/list` result is narrowed to the tools the
+ * caller may use. A `tools/call` of any other tool is answered here, never sent upstream.
+ *
+ * Why a relay and not an SDK server in front of an SDK client: the relay is stateless (the
+ * upstream's `Mcp-Session-Id` passes through, so any gateway replica serves any request of a
+ * session), adds no second session to keep alive per client, and needs to read only two methods.
+ */
+import { request as undiciRequest } from 'undici'
+import { GatewayError } from '../core/errors.ts'
+import { header, type RequestHeaders } from '../core/headers.ts'
+import { toJsonText } from '../core/raw-json.ts'
+import { maxBufferedResponseBytes, transportError } from '../upstream/transport.ts'
+import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
+import { filterToolList, readClientMessage, toolRefusal, type ClientMessage } from './messages.ts'
+import type { CompiledMcpServer } from './servers.ts'
+import { rewriteSseMessages } from './sse-rewrite.ts'
+import type { McpUpstreamAuth } from './upstream-auth.ts'
+
+/** Client headers that belong to the MCP transport and go upstream; everything else (credentials first) stays here. */
+const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const
+/** Upstream headers the client needs back. */
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version'] as const
+
+export type McpUpstreamAnswer =
+  | { readonly kind: 'json'; readonly status: number; readonly headers: Record<string, string>; readonly body: unknown }
+  | { readonly kind: 'bytes'; readonly status: number; readonly headers: Record<string, string>; readonly body: AsyncIterable<Uint8Array>; readonly eventStream: boolean }
+
+export interface McpRelayRequest {
+  readonly method: 'POST' | 'GET' | 'DELETE'
+  readonly headers: RequestHeaders
+  readonly body: unknown
+  readonly signal: AbortSignal
+}
+
+/** What the relay learned about the request, for usage records. */
+export interface McpRelayFacts {
+  method: string | null
+  toolName: string | null
+  denied: boolean
+}
+
+function upstreamHeaders(request: McpRelayRequest, credentials: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = header(request.headers, name)
+    if (value !== undefined) out[name] = value
+  }
+  return { ...out, ...credentials }
+}
+
+function returnedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const name of RETURNED_RESPONSE_HEADERS) {
+    const value = headers[name]
+    if (typeof value === 'string') out[name] = value
+  }
+  return out
+}
+
+/** Reads the client message and refuses a tool this server does not enable; null when it may go upstream. */
+export function refuseDisallowedTool(server: CompiledMcpServer, message: ClientMessage): Record<string, unknown> | null {
+  if (message.toolName === null || server.tools.has(message.toolName)) return null
+  return toolRefusal(message.id, message.toolName)
+}
+
+async function readJson(body: AsyncIterable<Uint8Array>): Promise<unknown> {
+  const limit = maxBufferedResponseBytes()
+  const parts: Uint8Array[] = []
+  let size = 0
+  for await (const part of body) {
+    size += part.byteLength
+    if (size > limit) throw new GatewayError('upstream_response_too_large', 'The MCP server answered more than the relay buffers')
+    parts.push(part)
+  }
+  const text = Buffer.concat(parts).toString('utf8')
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new GatewayError('upstream_malformed_response', 'The MCP server answered with JSON that does not parse')
+  }
+}
+
+export async function relayMcp(server: CompiledMcpServer, request: McpRelayRequest, auth: McpUpstreamAuth, facts: McpRelayFacts): Promise<McpUpstreamAnswer> {
+  let message: ClientMessage | null = null
+  if (request.method === 'POST') {
+    message = readClientMessage(request.body)
+    facts.method = message.method
+    facts.toolName = message.toolName
+    const refusal = refuseDisallowedTool(server, message)
+    if (refusal !== null) {
+      facts.denied = true
+      return { kind: 'json', status: 200, headers: {}, body: refusal }
+    }
+  }
+  const record = server.record
+  const allowPrivateNetwork = record.network === 'private-allowed'
+  const credentials = await auth.headers(record.auth, allowPrivateNetwork)
+  let response: Awaited<ReturnType<typeof undiciRequest>>
+  try {
+    response = await undiciRequest(record.url, {
+      method: request.method,
+      headers: upstreamHeaders(request, credentials),
+      ...(request.method === 'POST' ? { body: toJsonText(request.body) } : {}),
+      dispatcher: ssrfSafeDispatcher(allowPrivateNetwork),
+      signal: request.signal,
+    })
+  } catch (error) {
+    throw transportError(error, request.signal)
+  }
+  const status = response.statusCode
+  if (status === 401 || status === 403) {
+    // The client authenticated to Gatehouse; the upstream refusing Gatehouse's credential is a dependency failure.
+    await response.body.dump()
+    throw new GatewayError('upstream_error', `The MCP server '${record.slug}' refused Gatehouse's credentials (HTTP ${status})`)
+  }
+  const headers = returnedHeaders(response.headers)
+  const contentType = headers['content-type'] ?? ''
+  const listId = message?.method === 'tools/list' && message.id !== null ? message.id : null
+  if (listId !== null && status < 300 && contentType.startsWith('application/json')) {
+    return { kind: 'json', status, headers, body: filterToolList(await readJson(response.body), listId, server.tools) }
+  }
+  const eventStream = contentType.startsWith('text/event-stream')
+  const body = listId !== null && eventStream ? rewriteSseMessages(response.body, (event) => filterToolList(event, listId, server.tools)) : response.body
+  return { kind: 'bytes', status, headers, body, eventStream }
+}
