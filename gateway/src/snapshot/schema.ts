@@ -113,6 +113,11 @@ export const gatewaySnapshot = z.object({
   limits: z.array(snapshotLimit).default([]),
   /** Price overrides on top of the shipped pricing table. */
   prices: z.array(snapshotPrice).default([]),
+  /**
+   * Deactivated users, by user id and by their identity provider's `sub`: JWTs naming one are
+   * refused (their user keys are already compiled as revoked).
+   */
+  revokedSubjects: z.array(z.string().min(1).max(1024)).default([]),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>

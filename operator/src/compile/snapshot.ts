@@ -64,9 +64,11 @@ function configResolver(configs: readonly ConfigRecord[]): ConfigResolver {
   }
 }
 
-function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver): SnapshotApiKey[] {
-  // The gateway knows active/expired/revoked; an exhausted key is unusable like a revoked one.
-  const status = key.status === 'exhausted' ? 'revoked' : key.status
+function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver, disabledUsers: ReadonlySet<string>): SnapshotApiKey[] {
+  // The gateway knows active/expired/revoked; an exhausted key is unusable like a revoked one, and
+  // so is the key of a deactivated user (active again, unchanged, when the user is reactivated).
+  const userDisabled = key.userId !== null && disabledUsers.has(key.userId)
+  const status = key.status === 'exhausted' || (userDisabled && key.status === 'active') ? 'revoked' : key.status
   const defaultConfigId = resolveConfig(key.defaults.config_id, key.workspaceId)
   const base = {
     id: key.id,
@@ -248,6 +250,8 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     activePolicies(store, orgId, 'usage_limits'),
     store.modelPrices.current(orgId),
   ])
+  const disabledIdentities = await store.users.disabledIdentities(orgId)
+  const disabledUsers = new Set(disabledIdentities.map((user) => user.id))
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
   const workspaces = allWorkspaces.filter((w) => inScope(w.id))
@@ -293,7 +297,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       defaultConfigId: resolveConfig(w.defaults.config_id, w.id),
       logLevel: effectiveSettings(organization.settings, w.settings).log_settings?.level ?? 'full',
     })),
-    apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
+    apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig, disabledUsers)),
     providers: compiledProviders,
     configs: activeConfigs.map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
     guardrails: compileGuardrails(guardrails),
@@ -311,6 +315,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       report: sources.report,
     }),
     prices,
+    revokedSubjects: disabledIdentities.flatMap((user) => (user.externalSubject === null ? [user.id] : [user.id, user.externalSubject])),
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -33,7 +33,9 @@ import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
 import { PolicyRepository } from './repos/policies.ts'
 import { ProviderRepository } from './repos/providers.ts'
+import { ScimRepository } from './repos/scim.ts'
 import { SecretReferenceRepository } from './repos/secret-references.ts'
+import { SessionRepository } from './repos/sessions.ts'
 import { BufferedSink, type ChangeSink } from './repos/sink.ts'
 import { CredentialResealer } from './repos/reseal.ts'
 import { UsageLogRepository } from './repos/usage-logs.ts'
@@ -63,6 +65,8 @@ export interface Repositories {
   policies: PolicyRepository
   modelPrices: ModelPriceRepository
   feedback: FeedbackRepository
+  scim: ScimRepository
+  sessions: SessionRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -99,6 +103,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     policies: new PolicyRepository(db, sink),
     modelPrices: new ModelPriceRepository(db, sink),
     feedback: new FeedbackRepository(db),
+    scim: new ScimRepository(db, sink),
+    sessions: new SessionRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -168,5 +174,7 @@ export type { InviteRecord } from './repos/invites.ts'
 export type { MemberRecord, WorkspaceRole } from './repos/members.ts'
 export type { OrganizationRecord } from './repos/organizations.ts'
 export type { ProviderRecord, SecretMapping } from './repos/providers.ts'
-export type { OrgRole, UserRecord } from './repos/users.ts'
+export type { OrgRole, UserPatch, UserRecord, UserStatus } from './repos/users.ts'
+export type { ScimGroupRecord, ScimMappingRecord, ScimTokenRecord } from './repos/scim.ts'
+export type { SessionRecord, SsoLogin } from './repos/sessions.ts'
 export type { WorkspaceRecord, WorkspaceStatus } from './repos/workspaces.ts'

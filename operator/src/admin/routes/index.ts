@@ -24,7 +24,10 @@ import { modelPricingRoutes } from './model-pricing.ts'
 import { policyRoutes } from './policies.ts'
 import { providerRoutes } from './providers.ts'
 import { publicPricingRoutes } from './public-pricing.ts'
+import { scimRoutes } from '../../scim/routes.ts'
+import { scimGroupRoutes, scimTokenRoutes, scimWorkspaceRoutes } from './scim-admin.ts'
 import { secretReferenceRoutes } from './secret-references.ts'
+import { ssoRoutes } from '../../sso/routes.ts'
 import { settingsRoutes } from './settings.ts'
 import { userRoutes } from './users.ts'
 import { workspaceRoutes } from './workspaces.ts'
@@ -60,4 +63,9 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'feedback', prefixes: ['/v1/feedback'], register: feedbackRoutes },
   { name: 'model-pricing', prefixes: ['/v1/model-pricing'], register: modelPricingRoutes },
   { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
+  { name: 'scim-tokens', prefixes: ['/v1/admin/scim/tokens'], register: scimTokenRoutes },
+  { name: 'scim-workspaces', prefixes: ['/v1/scim/workspaces'], register: scimWorkspaceRoutes },
+  { name: 'scim-groups', prefixes: ['/v1/scim/groups'], register: scimGroupRoutes },
+  { name: 'scim', prefixes: ['/v1/scim/:organisationId'], register: scimRoutes },
+  { name: 'sso', prefixes: ['/v1/auth/sso'], register: ssoRoutes },
 ]
