@@ -41,6 +41,8 @@ export interface OidcSimulator {
   tamper: { issuer?: string; nonce?: string; audience?: string }
   readonly authorizeRequests: URLSearchParams[]
   readonly tokenRequests: URLSearchParams[]
+  /** An access JWT from this issuer (for gateways verifying against `${issuer}/jwks`). */
+  mintJwt(claims: Record<string, unknown> & { sub: string }, audience: string): Promise<string>
   close(): Promise<void>
 }
 
@@ -80,6 +82,11 @@ export async function startOidcSimulator(options: OidcSimulatorOptions): Promise
     tamper: {},
     authorizeRequests: [],
     tokenRequests: [],
+    mintJwt: async (claims, audience) => {
+      const seconds = Math.floor(now().getTime() / 1000)
+      return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: jwk.kid! }).setIssuer(issuer).setAudience(audience)
+        .setSubject(claims.sub).setIssuedAt(seconds).setExpirationTime(seconds + 3600).sign(privateKey)
+    },
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

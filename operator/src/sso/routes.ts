@@ -74,8 +74,12 @@ function reasonOf(error: unknown): string {
   if (error instanceof AdminError) return error.message
   if (error instanceof client.AuthorizationResponseError) return `the identity provider refused: ${error.error}`
   if (error instanceof client.ResponseBodyError) return `the token endpoint refused: ${error.error}`
-  const message = (error as { message?: string }).message ?? 'sign-in failed'
-  return String(redact(message))
+  // openid-client wraps the check that failed (`cause`: message, and the claim for claim checks);
+  // only those words are kept, never the parameters or tokens the cause also carries.
+  const outer = error as { message?: string; cause?: { message?: string; cause?: { claim?: unknown } } }
+  const inner = outer.cause?.message
+  const claim = typeof outer.cause?.cause?.claim === 'string' ? ` (claim ${outer.cause.cause.claim})` : ''
+  return String(redact([outer.message ?? 'sign-in failed', inner].filter(Boolean).join(': ') + claim))
 }
 
 export function ssoRoutes(app: FastifyInstance, ctx: AdminContext): void {
