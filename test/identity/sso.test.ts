@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LightMyRequestResponse } from 'fastify'
 import { createHarness, type Harness } from '../../operator/src/admin/testing.ts'
 import { ssoSettingsFromEnv } from '../../operator/src/sso/config.ts'
+import { LOGIN_TTL_MS } from '../../operator/src/admin/routes/sso.ts'
+import { createSessionCleanupWorker } from '../../operator/src/workers/session-cleanup.ts'
 import { startOidcSimulator, type OidcSimulator } from '../simulators/oidc.ts'
 
 const REDIRECT_URI = 'https://gatehouse.example/v1/auth/sso/callback'
@@ -65,7 +67,7 @@ beforeAll(async () => {
   h = await createHarness({ sso })
   // The IdP signs with the control plane's clock, so TTL tests can move time for both.
   clockNow = h.clock.read
-}, 60_000)
+}, 180_000)
 
 afterAll(async () => {
   await h?.close()
@@ -237,6 +239,32 @@ describe('SSO sign-in (OpenID Connect, authorization code with PKCE)', () => {
   })
 })
 
+describe('session upkeep', () => {
+  it('deletes sessions past the TTL, ended ones and stale sign-ins, and keeps live sessions', async () => {
+    expect((await h.call('PUT', '/v1/organisation/settings', h.ownerKey, { session_settings: { max_session_ttl: 900 } })).statusCode).toBe(200)
+    idp.user = { sub: 'idp|upkeep', email: 'upkeep@example.com', email_verified: true }
+    const old = (await signIn()).json<{ token: string }>()
+    h.clock.advance(301_000)
+    const live = (await signIn()).json<{ token: string }>()
+    const ended = (await signIn()).json<{ token: string }>()
+    expect((await h.app.inject({ method: 'POST', url: '/v1/auth/sso/logout', headers: { authorization: `Bearer ${ended.token}` } })).statusCode).toBe(200)
+    expect((await h.call('GET', '/v1/workspaces', null, undefined, { authorization: `Bearer ${ended.token}` })).statusCode).toBe(401)
+    // A sign-in never completed; with `old`, past its time once the clock moves on.
+    await h.app.inject({ method: 'GET', url: '/v1/auth/sso/login' })
+    h.clock.advance(LOGIN_TTL_MS + 1_000)
+    const sessionCount = async (): Promise<number> => (await h.db.query('SELECT id FROM sessions')).length
+    const before = await sessionCount()
+    const worker = createSessionCleanupWorker({ store: h.store, clock: h.clock.read, onError: (error) => { throw error } })
+    const purged = await worker.run()
+    expect(purged.logins).toBeGreaterThanOrEqual(1)
+    expect(purged.sessions).toBeGreaterThanOrEqual(2)
+    expect(await sessionCount()).toBe(before - purged.sessions)
+    expect((await h.call('GET', '/v1/workspaces', null, undefined, { authorization: `Bearer ${live.token}` })).statusCode).toBe(200)
+    expect((await h.call('GET', '/v1/workspaces', null, undefined, { authorization: `Bearer ${old.token}` })).statusCode).toBe(401)
+    expect((await h.db.query('SELECT state_hash FROM sso_logins')).length).toBe(0)
+  })
+})
+
 describe('SSO when the identity provider is down or SSO is off', () => {
   it('answers 503 with Retry-After when discovery fails, never a 401', async () => {
     const down = await createHarness({ sso: ssoSettingsFromEnv({ GATEHOUSE_SSO_ISSUER: 'http://127.0.0.1:9/', GATEHOUSE_SSO_CLIENT_ID: 'x', GATEHOUSE_SSO_REDIRECT_URI: REDIRECT_URI }, null)! })
@@ -247,7 +275,7 @@ describe('SSO when the identity provider is down or SSO is off', () => {
     } finally {
       await down.close()
     }
-  })
+  }, 120_000)
 
   it('answers 404 when SSO is not configured', async () => {
     const plain = await createHarness()
@@ -256,5 +284,5 @@ describe('SSO when the identity provider is down or SSO is off', () => {
     } finally {
       await plain.close()
     }
-  })
+  }, 120_000)
 })

@@ -14,6 +14,10 @@
  * whose credential cannot be read, whose integration is archived or that has expired is compiled
  * disabled, so the gateway refuses it clearly instead of calling upstream without a credential.
  *
+ * Users: keys of a deactivated user are compiled revoked (active again on reactivation), and
+ * `revokedSubjects` lists deactivated users' ids and IdP subjects, plus those of users deleted in
+ * the last DELETED_SUBJECTS_MS, so gateways refuse their JWTs too.
+ *
  * Deployments: `compileSnapshot(store, { deployment: 'slug' })` compiles the snapshot a gateway of
  * that deployment serves: only the workspaces it is assigned (keys, providers and configs of
  * other workspaces left out), with the deployment's config named in `snapshot.deployment`.
@@ -29,6 +33,8 @@ import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
+/** How long a deleted user's subjects stay refused: longer than any sensible JWT lifetime. */
+export const DELETED_SUBJECTS_MS = 30 * 24 * 3_600_000
 const PRODUCER = { component: 'gatehouse-operator', version: '0.1.0' }
 
 export class SnapshotCompileError extends Error {
@@ -250,7 +256,10 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     activePolicies(store, orgId, 'usage_limits'),
     store.modelPrices.current(orgId),
   ])
-  const disabledIdentities = await store.users.disabledIdentities(orgId)
+  const [disabledIdentities, deletedSubjects] = await Promise.all([
+    store.users.disabledIdentities(orgId),
+    store.users.deletedSubjects(orgId, new Date(now.getTime() - DELETED_SUBJECTS_MS)),
+  ])
   const disabledUsers = new Set(disabledIdentities.map((user) => user.id))
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
@@ -315,7 +324,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       report: sources.report,
     }),
     prices,
-    revokedSubjects: disabledIdentities.flatMap((user) => (user.externalSubject === null ? [user.id] : [user.id, user.externalSubject])),
+    revokedSubjects: [...new Set([...disabledIdentities.flatMap((user) => (user.externalSubject === null ? [user.id] : [user.id, user.externalSubject])), ...deletedSubjects])],
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -3,6 +3,8 @@
  * names the kind of client error, the media type is application/scim+json.
  */
 export const SCIM_MEDIA_TYPE = 'application/scim+json'
+/** SCIM bearer tokens: `ghscim_` and 256 random bits (base64url); stored as a peppered HMAC. */
+export const SCIM_TOKEN_PREFIX = 'ghscim_'
 
 export const SCHEMAS = {
   user: 'urn:ietf:params:scim:schemas:core:2.0:User',

@@ -53,7 +53,8 @@ beforeAll(async () => {
   expect(created.statusCode).toBe(200)
   scimToken = created.json<{ token: string }>().token
   expect(scimToken).toMatch(/^ghscim_/)
-  base = `/v1/scim/${h.orgId}`
+  base = created.json<{ scim_base_path: string }>().scim_base_path
+  expect(base).toBe(`/v1/scim/${h.orgId}`)
   workspaceId = (await h.workspace('Engineering')).id
 })
 
@@ -270,6 +271,10 @@ describe('Entra ID', () => {
     expect(await membership(bobId)).toBeNull()
     expect((await scim('GET', `/Users/${bobId}`, undefined, ENTRA_HEADERS)).status).toBe(404)
     expect((await scim('GET', `/Groups/${salesId}`, undefined, ENTRA_HEADERS)).body.members).toEqual([])
+    // Gateways keep refusing the deleted user's JWTs: the id stays listed for a while.
+    const snapshot = await compileSnapshot(h.store, { generation: 3 })
+    expect(snapshot.revokedSubjects).toContain(bobId)
+    expect(snapshot.apiKeys.some((key) => key.userId === bobId)).toBe(false)
   })
 })
 
@@ -315,6 +320,18 @@ describe('lists, discovery and errors', () => {
     expect(notJson.json()).toMatchObject({ status: '400' })
     expect((await h.store.users.listAll(h.orgId)).length).toBe(before)
     expect((await scim('GET', '/Users/00000000-0000-0000-0000-000000000000')).status).toBe(404)
+  })
+
+  it('refuses bad mappings with the admin error envelope', async () => {
+    const both = await h.call('POST', '/v1/scim/workspaces', h.ownerKey, { workspace_id: workspaceId, role: 'member', scim_group_id: 'x', scim_group_name: 'y' })
+    expect(both.statusCode).toBe(400)
+    expect(both.json()).toMatchObject({ error: { code: 'AB01' } })
+    expect((await h.call('POST', '/v1/scim/workspaces', h.ownerKey, { workspace_id: 'no-such-workspace', role: 'member', scim_group_name: 'y' })).statusCode).toBe(400)
+    expect((await h.call('POST', '/v1/scim/workspaces', h.ownerKey, { workspace_id: workspaceId, role: 'owner', scim_group_name: 'y' })).statusCode).toBe(400)
+    expect((await h.call('POST', '/v1/scim/workspaces', h.ownerKey, { workspace_id: workspaceId, role: 'member', scim_group_id: 'no-such-group' })).statusCode).toBe(400)
+    expect((await h.call('DELETE', '/v1/scim/workspaces/no-such-mapping', h.ownerKey)).statusCode).toBe(404)
+    // Nothing was created by the refused calls: no group named "y".
+    expect(await h.store.scim.findGroupByName(h.orgId, 'y')).toBeNull()
   })
 
   it('never deactivates the owner', async () => {

@@ -1,5 +1,6 @@
 /**
- * Background workers of the control plane: key expiry, scheduled key rotation, usage-log retention.
+ * Background workers of the control plane: key expiry, scheduled key rotation, usage-log retention,
+ * SSO session upkeep.
  *
  *   const stop = startWorkers({ store, pepper, logger, clock? })
  *
@@ -12,6 +13,7 @@ import type { RotatedKey } from '../identity/api-keys.ts'
 import type { Store } from '../store/index.ts'
 import { createKeyExpiryWorker } from './key-expiry.ts'
 import { createKeyRotationWorker } from './key-rotation.ts'
+import { createSessionCleanupWorker } from './session-cleanup.ts'
 import { createUsageRetentionWorker, retentionFromEnv } from './usage-retention.ts'
 
 export interface WorkerOptions {
@@ -30,6 +32,7 @@ export function startWorkers(options: WorkerOptions): () => void {
   const stops = [
     createKeyExpiryWorker({ store: options.store, clock, onError: onError('key-expiry') }).start(),
     createUsageRetentionWorker({ store: options.store, clock, policy: retentionFromEnv(options.env ?? {}), onError: onError('usage-retention') }).start(),
+    createSessionCleanupWorker({ store: options.store, clock, onError: onError('session-cleanup') }).start(),
   ]
   if (options.pepper) {
     const onRotated = options.onRotated ?? ((rotated: RotatedKey) => {

@@ -1,7 +1,7 @@
 /**
  * Managing SCIM from the admin API ("manage users and permissions", organisation level):
  *
- *   POST   /v1/admin/scim/tokens {name}             → {id, name, token}   the token is shown once
+ *   POST   /v1/admin/scim/tokens {name}             → {id, name, token, scim_base_path}   the token is shown once
  *   GET    /v1/admin/scim/tokens                    → list (never the token)
  *   DELETE /v1/admin/scim/tokens/:id                → revokes it at once
  *   GET    /v1/scim/workspaces?workspace_id&scim_group_id&role → {mappings, total_count}
@@ -18,7 +18,7 @@ import { z } from 'zod'
 import { hashApiKey } from '@gatehouse/gateway/snapshot'
 import { invalid, notFound } from '../../errors.ts'
 import { requireCapability } from '../../identity/capabilities.ts'
-import { SCIM_TOKEN_PREFIX } from '../../scim/routes.ts'
+import { SCIM_TOKEN_PREFIX } from '../../scim/protocol.ts'
 import type { ScimMappingRecord, ScimTokenRecord } from '../../store/index.ts'
 import type { AdminContext } from '../context.ts'
 import { audit, listEnvelope, parse, principalOf } from '../http.ts'
@@ -49,7 +49,8 @@ export function scimTokenRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const raw = SCIM_TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const token = await ctx.store.scim.createToken({ organizationId: principal.organizationId, name: body.name, tokenHash: hashApiKey(raw, ctx.pepper), createdBy: principal.actor.id })
     audit(request, { action: 'scim_token.create', resourceType: 'scim_token', resourceId: token.id })
-    return { ...tokenView(token), token: raw }
+    // The IdP needs the base URL too: it names the organisation, which callers rarely know by id.
+    return { ...tokenView(token), token: raw, scim_base_path: `/v1/scim/${principal.organizationId}` }
   })
 
   app.get('/', async (request) => {

@@ -76,3 +76,12 @@ CREATE TABLE sessions (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX sessions_user ON sessions (user_id);
+
+-- Subjects of deleted users: gateways keep refusing their still-unexpired JWTs (the IdP's word
+-- alone would let them in) for a while after the user row is gone.
+CREATE TABLE deleted_user_subjects (
+  organization_id text NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  subject text NOT NULL,
+  deleted_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (organization_id, subject)
+);

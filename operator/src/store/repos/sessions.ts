@@ -87,6 +87,15 @@ export class SessionRepository {
     return rows.length
   }
 
+  /** Deletes sessions that can never be accepted again: ended ones, and those started before `startedBefore`. */
+  async purge(organizationId: string, startedBefore: Date): Promise<number> {
+    const rows = await this.#db.query(
+      'DELETE FROM sessions WHERE organization_id = $1 AND (revoked_at IS NOT NULL OR started_at < $2) RETURNING id',
+      [organizationId, startedBefore.toISOString()],
+    )
+    return rows.length
+  }
+
   async revoke(id: string, now: Date): Promise<boolean> {
     const rows = await this.#db.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING id', [id, now.toISOString()])
     return rows.length > 0

@@ -106,6 +106,7 @@ export class UserRepository {
       [newId(), input.organizationId, input.email.toLowerCase(), input.firstName ?? null, input.lastName ?? null, input.role, input.externalSubject ?? null, input.scimUserName ?? null, input.scimExternalId ?? null, input.status ?? 'active'],
     )
     this.#sink.add({ resource: 'user', action: 'created', id: rows[0]!.id })
+    await this.#forgetDeletion(input.organizationId, input.externalSubject)
     return toRecord(rows[0]!)
   }
 
@@ -137,7 +138,13 @@ export class UserRepository {
     const rows = await this.#db.query<Row>(`UPDATE users SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
     if (!rows[0]) return null
     this.#sink.add({ resource: 'user', action: 'updated', id })
+    await this.#forgetDeletion(organizationId, patch.externalSubject)
     return toRecord(rows[0])
+  }
+
+  /** A subject linked to a user again (re-provisioned after a deletion) is no longer refused. */
+  async #forgetDeletion(organizationId: string, subject: string | null | undefined): Promise<void> {
+    if (subject) await this.#db.query('DELETE FROM deleted_user_subjects WHERE organization_id = $1 AND subject = $2', [organizationId, subject])
   }
 
   /**
@@ -162,6 +169,15 @@ export class UserRepository {
     return rows.map(toRecord)
   }
 
+  /** Ids and subjects of users deleted since `since` (their JWTs may not have expired yet). */
+  async deletedSubjects(organizationId: string, since: Date): Promise<string[]> {
+    const rows = await this.#db.query<{ subject: string }>(
+      'SELECT subject FROM deleted_user_subjects WHERE organization_id = $1 AND deleted_at >= $2 AND subject IS NOT NULL ORDER BY subject',
+      [organizationId, since.toISOString()],
+    )
+    return rows.map((row) => row.subject)
+  }
+
   /** Ids and identity-provider subjects of disabled users: what gateways must refuse. */
   async disabledIdentities(organizationId: string): Promise<Array<{ id: string; externalSubject: string | null }>> {
     const rows = await this.#db.query<{ id: string; external_subject: string | null }>("SELECT id, external_subject FROM users WHERE organization_id = $1 AND status = 'disabled' ORDER BY id", [organizationId])
@@ -169,6 +185,14 @@ export class UserRepository {
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {
+    // The subjects stay refused by gateways after the row is gone (see deletedSubjects).
+    await this.#db.query(
+      `INSERT INTO deleted_user_subjects (organization_id, subject)
+       SELECT u.organization_id, subject FROM users u, unnest(ARRAY[u.id, u.external_subject]) AS subject
+       WHERE u.organization_id = $1 AND u.id = $2 AND subject IS NOT NULL
+       ON CONFLICT (organization_id, subject) DO UPDATE SET deleted_at = now()`,
+      [organizationId, id],
+    )
     if (!(await deleteRow(this.#db, 'users', organizationId, id))) return false
     // Cascades to memberships and user keys, which the gateway must drop.
     this.#sink.add({ resource: 'user', action: 'deleted', id })

@@ -17,18 +17,16 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { hashApiKey } from '@gatehouse/gateway/snapshot'
-import type { AdminContext } from '../admin/context.ts'
-import { redact } from '../admin/audit.ts'
-import { AdminError } from '../errors.ts'
-import { isStoreOutage } from '../store/errors.ts'
-import type { Repositories, ScimGroupRecord, ScimTokenRecord, UserRecord } from '../store/index.ts'
-import { equalityOn, matches, parseFilter, ScimFilterError, type FilterNode } from './filter.ts'
-import { displayNameOf, groupResource, memberIds, planGroupPatch, type GroupPlan } from './groups.ts'
-import { listResponse, paging, ScimError, scimInvalid, scimNotFound, SCIM_MEDIA_TYPE } from './protocol.ts'
-import { discoveryRoutes } from './discovery.ts'
-import { applyUserPatch, draftFromBody, draftOf, userResource, type UserDraft } from './users.ts'
-
-export const SCIM_TOKEN_PREFIX = 'ghscim_'
+import type { AdminContext } from '../context.ts'
+import { redact } from '../audit.ts'
+import { AdminError } from '../../errors.ts'
+import { isStoreOutage } from '../../store/errors.ts'
+import type { Repositories, ScimGroupRecord, ScimTokenRecord, UserRecord } from '../../store/index.ts'
+import { equalityOn, matches, parseFilter, ScimFilterError, type FilterNode } from '../../scim/filter.ts'
+import { displayNameOf, groupResource, memberIds, planGroupPatch, type GroupPlan } from '../../scim/groups.ts'
+import { listResponse, paging, ScimError, scimInvalid, scimNotFound, SCIM_MEDIA_TYPE, SCIM_TOKEN_PREFIX } from '../../scim/protocol.ts'
+import { discoveryRoutes } from '../../scim/discovery.ts'
+import { applyUserPatch, draftFromBody, draftOf, userResource, type UserDraft } from '../../scim/users.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
