@@ -278,6 +278,22 @@ describe('Entra ID', () => {
   })
 })
 
+describe('groups replaced and deleted', () => {
+  it('replaces a group with PUT and removes it with DELETE, taking its workspace grants along', async () => {
+    const user = await scim('POST', '/Users', { schemas: [USER_SCHEMA], userName: 'gwen@example.com', emails: [{ value: 'gwen@example.com', primary: true }] })
+    const group = await scim('POST', '/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Ops', members: [] })
+    expect((await h.call('POST', '/v1/scim/workspaces', h.ownerKey, { workspace_id: workspaceId, role: 'member', scim_group_id: group.body.id })).statusCode).toBe(200)
+    const put = await scim('PUT', `/Groups/${group.body.id}`, { schemas: [GROUP_SCHEMA], id: group.body.id, displayName: 'Operations', members: [{ value: user.body.id }] })
+    expect(put.status).toBe(200)
+    expect(put.body).toMatchObject({ displayName: 'Operations', members: [{ value: user.body.id, display: 'gwen@example.com' }] })
+    expect(await membership(user.body.id)).toBe('member')
+    expect((await scim('DELETE', `/Groups/${group.body.id}`)).status).toBe(204)
+    expect(await membership(user.body.id)).toBeNull()
+    expect((await scim('GET', `/Groups/${group.body.id}`)).status).toBe(404)
+    expect((await h.call('GET', `/v1/scim/workspaces?scim_group_id=${group.body.id}`, h.ownerKey)).json()).toMatchObject({ total_count: 0 })
+  })
+})
+
 describe('lists, discovery and errors', () => {
   it('pages with startIndex and count and filters with and/co/sw', async () => {
     for (const name of ['p1', 'p2', 'p3']) {
