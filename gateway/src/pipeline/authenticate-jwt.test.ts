@@ -80,6 +80,20 @@ describe('data-plane JWT', () => {
     await expect(jwt.authenticate(runtime, await token(claims), now)).rejects.toMatchObject({ code, status })
   })
 
+  it('refuses a deactivated user\'s token once a snapshot lists their subject, and accepts it again after', async () => {
+    const deactivated = new RuntimeHolder()
+    const applied = deactivated.apply({ ...runtime.snapshot, generation: 2, revokedSubjects: ['user-1'] })
+    if (!applied.ok) throw new Error(JSON.stringify(applied.problems))
+    try {
+      const valid = await token({ workspace_id: 'search' })
+      await expect(jwt.authenticate(deactivated.current!, valid, now)).rejects.toMatchObject({ code: 'invalid_token', status: 401, message: expect.stringMatching(/deactivated/) })
+      expect((await jwt.authenticate(deactivated.current!, await token({ workspace_id: 'search', sub: 'user-2' }), now)).userId).toBe('user-2')
+      expect((await jwt.authenticate(runtime, valid, now)).userId).toBe('user-1')
+    } finally {
+      await deactivated.close()
+    }
+  })
+
   it('refuses symmetric algorithms', async () => {
     const hmac = await token({ workspace_id: 'search' }, 'HS256', new TextEncoder().encode('a-shared-secret-of-32-bytes-long!'))
     await expect(jwt.authenticate(runtime, hmac, now)).rejects.toMatchObject({ code: 'invalid_token', status: 401 })

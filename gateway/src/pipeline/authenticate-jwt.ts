@@ -14,7 +14,8 @@
  *   - it ends at the token's `exp` (checked on every request: the token is presented each time).
  * What the gateway cannot check without the control plane's user table (the user still exists and
  * is a member of that workspace, the organisation's max_session_ttl) is the identity provider's
- * word here; the admin API checks both.
+ * word here; the admin API checks both. A user deactivated through SCIM is known here: the snapshot
+ * lists deactivated users' ids and subjects (`revokedSubjects`), and their tokens are refused.
  */
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { GatewayError } from '../core/errors.ts'
@@ -104,6 +105,8 @@ export class DataPlaneJwt {
     } catch (error) {
       throw error instanceof JwtClaimError ? refused(error.message) : error
     }
+    // A deactivated user (SCIM `active: false`) is refused from the next snapshot on, whatever the IdP says.
+    if (runtime.revokedSubjects.has(claims.subject)) throw refused("The JWT's user is deactivated")
     const scopes = claims.scopes?.map(normaliseScope) ?? null
     if (scopes !== null && !scopes.includes(COMPLETIONS_SCOPE)) {
       throw new GatewayError('insufficient_scope', `The JWT's scopes do not include ${COMPLETIONS_SCOPE}`)

@@ -43,6 +43,8 @@ export interface RuntimeConfig extends ProviderLookup {
   readonly prices: readonly SnapshotPrice[]
   /** The deployment this snapshot was compiled for, when one. */
   readonly deploymentId: string | null
+  /** User ids and identity-provider subjects of deactivated users (their JWTs are refused). */
+  readonly revokedSubjects: ReadonlySet<string>
 }
 
 export interface CompileProblem {
@@ -168,6 +170,7 @@ export function compileRuntime(
       limits: snapshot.limits,
       prices: snapshot.prices,
       deploymentId: snapshot.deployment?.id ?? null,
+      revokedSubjects: new Set(snapshot.revokedSubjects),
     },
   }
 }

@@ -120,6 +120,11 @@ export const gatewaySnapshot = z.object({
   promptPartials: z.array(snapshotPromptPartial).default([]),
   /** MCP servers served at /v1/mcp/{slug}/mcp (mcp.ts). */
   mcpServers: z.array(snapshotMcpServer).default([]),
+  /**
+   * Deactivated users, by user id and by their identity provider's `sub`: JWTs naming one are
+   * refused (their user keys are already compiled as revoked).
+   */
+  revokedSubjects: z.array(z.string().min(1).max(1024)).default([]),
 })
 
 export type GatewaySnapshot = z.infer<typeof gatewaySnapshot>

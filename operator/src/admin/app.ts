@@ -17,6 +17,8 @@ import { AdminError } from '../errors.ts'
 import { authenticate, credentialKind, extractCredential, type AuthenticatorDeps } from '../identity/authenticate.ts'
 import { assertPepper, ensureOrganization } from '../identity/bootstrap.ts'
 import { JwtVerifier, type JwtOptions } from '../identity/jwt.ts'
+import type { SsoSettings } from '../sso/config.ts'
+import { OidcRelyingParty } from '../sso/oidc-client.ts'
 import type { Store } from '../store/index.ts'
 import { isStoreOutage } from '../store/errors.ts'
 import { isMutating, recordAuthFailure, recordRequest, redact } from './audit.ts'
@@ -37,6 +39,8 @@ export interface AdminAppDeps {
   routeModules?: readonly AdminRouteModule[]
   /** The gateways' budget counters (Redis, or the embedded gateway's limiter), for current usage. */
   limitCounters?: LimitCounters
+  /** OIDC sign-in settings (GATEHOUSE_SSO_*); absent: /v1/auth/sso answers 404. */
+  sso?: SsoSettings
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024
@@ -87,6 +91,7 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     clock,
     jwt,
     ...(deps.limitCounters ? { limitCounters: deps.limitCounters } : {}),
+    ...(deps.sso ? { sso: new OidcRelyingParty(deps.sso, clock) } : {}),
     organizationId: () => {
       organizationId ??= ensureOrganization(deps.store).then((org) => org.id).catch((error: unknown) => {
         organizationId = null
@@ -135,8 +140,8 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     try {
       if (request.principal && isMutating(request.method)) {
         await recordRequest(deps.store, request.principal.organizationId, request, reply)
-      } else if (request.authFailure && (request.authFailure.mechanism === 'jwt' || isMutating(request.method))) {
-        // Every JWT failure, and every refused attempt at a write, leaves a trace.
+      } else if (request.authFailure && (request.authFailure.mechanism === 'jwt' || request.authFailure.mechanism === 'session' || isMutating(request.method))) {
+        // Every JWT or session failure, and every refused attempt at a write, leaves a trace.
         await recordAuthFailure(deps.store, await ctx.organizationId(), request, request.authFailure.mechanism, request.authFailure.reason, reply.statusCode)
       }
     } catch (error) {

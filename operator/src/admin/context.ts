@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.ts'
 import type { Principal } from '../identity/principal.ts'
 import type { JwtVerifier } from '../identity/jwt.ts'
+import type { OidcRelyingParty } from '../sso/oidc-client.ts'
 import type { Store } from '../store/index.ts'
 
 /** The gateways' budget counters (the gateway's limiter, or a Redis connection of the control plane). */
@@ -17,6 +18,8 @@ export interface AdminContext {
   jwt: JwtVerifier | null
   /** The gateways' budget counters, for `usage_limits.current_usage` (absent: usage shows null). */
   limitCounters?: LimitCounters
+  /** OIDC sign-in, when configured (GATEHOUSE_SSO_*). */
+  sso?: OidcRelyingParty
   /** The installation's organisation id (created at first start). */
   organizationId(): Promise<string>
 }

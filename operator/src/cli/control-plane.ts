@@ -25,6 +25,7 @@ import { applyFileSet, watchFileSet, type FileSetWatch } from '../resources/file
 import { fileSecretResolver, problemError, readResourceFiles } from '../resources/files.ts'
 import { openStore, storeOnDatabase, type Store } from '../store/index.ts'
 import type { SqlDatabase } from '../store/sql.ts'
+import { ssoSettingsFromEnv } from '../sso/config.ts'
 import { startWorkers } from '../workers/index.ts'
 import { localSecrets, type LocalSecrets } from './boot-config.ts'
 
@@ -129,7 +130,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       closers.push(() => counters.close())
       limitCounters = counters
     }
-    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env), ...(limitCounters ? { limitCounters } : {}) })
+    const sso = ssoSettingsFromEnv(env, parseKeyring(secrets.encryptionKey))
+    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env), ...(limitCounters ? { limitCounters } : {}), ...(sso ? { sso } : {}) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
       registerUsageIngestRoute(adminApp, { store, gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })

@@ -43,6 +43,8 @@ Options for start, control-plane, operator and gateway:
   --data-dir DIR       where the embedded database and local secrets live (default .data)
   -f, --file F         resources YAML (Workspace, Provider, Config, v1/Secret); repeatable. Under
                        start, edits to these files are applied while it runs.
+  --sso-issuer URL, --sso-client-id ID, --sso-redirect-uri URL, --sso-scopes "S ..."
+                       start, control-plane, operator: OpenID Connect sign-in (as GATEHOUSE_SSO_*)
 
 Environment:
   GATEHOUSE_ADMIN_API_KEY   the bootstrap admin key (else one is generated and printed once)
@@ -50,6 +52,7 @@ Environment:
   GATEHOUSE_KEY_PEPPER, GATEHOUSE_ENCRYPTION_KEY   key hashing pepper, credential encryption key
   GATEHOUSE_GATEWAY_TOKEN   shared token gateways use for the snapshot stream
   GATEHOUSE_JWT_JWKS_URL, GATEHOUSE_JWT_ISSUER, GATEHOUSE_JWT_AUDIENCE   JWT sign-in on the admin API
+  GATEHOUSE_SSO_ISSUER, _CLIENT_ID, _CLIENT_SECRET, _REDIRECT_URI, _SCOPES, _DEFAULT_ROLE …   SSO (docs/sso-scim.md)
   GATEHOUSE_CONTROL_PLANE_URL, GATEHOUSE_SNAPSHOT_CACHE, GATEHOUSE_SNAPSHOT_FILE   gateway mode
   GATEHOUSE_METRICS_PORT, GATEHOUSE_METRICS_TOKEN   where /metrics listens; a bearer token for it
   GATEHOUSE_SHUTDOWN_DELAY_MS     on SIGTERM, how long /readyz fails while serving goes on (5000)
@@ -91,16 +94,28 @@ function serverOptions(argv: string[], defaultPort: number) {
       'metrics-port': { type: 'string' },
       'data-dir': { type: 'string', default: '.data' },
       file: { type: 'string', short: 'f', multiple: true, default: [] },
+      // SSO settings as flags too (docs/sso-scim.md); the client secret only from the environment,
+      // never on a command line other processes can read.
+      'sso-issuer': { type: 'string' },
+      'sso-client-id': { type: 'string' },
+      'sso-redirect-uri': { type: 'string' },
+      'sso-scopes': { type: 'string' },
     },
     strict: true,
   })
+  const ssoFlags = Object.fromEntries(Object.entries({
+    GATEHOUSE_SSO_ISSUER: values['sso-issuer'],
+    GATEHOUSE_SSO_CLIENT_ID: values['sso-client-id'],
+    GATEHOUSE_SSO_REDIRECT_URI: values['sso-redirect-uri'],
+    GATEHOUSE_SSO_SCOPES: values['sso-scopes'],
+  }).filter(([, value]) => value !== undefined))
   return {
     host: values.host,
     port: parsePort(values.port ?? process.env.GATEHOUSE_PORT, defaultPort),
     metricsPort: metricsPort(values['metrics-port'], process.env),
     dataDir: values['data-dir'],
     resourceFiles: values.file,
-    env: process.env,
+    env: { ...process.env, ...ssoFlags },
   }
 }
 

@@ -14,6 +14,10 @@
  * whose credential cannot be read, whose integration is archived or that has expired is compiled
  * disabled, so the gateway refuses it clearly instead of calling upstream without a credential.
  *
+ * Users: keys of a deactivated user are compiled revoked (active again on reactivation), and
+ * `revokedSubjects` lists deactivated users' ids and IdP subjects, plus those of users deleted in
+ * the last DELETED_SUBJECTS_MS, so gateways refuse their JWTs too.
+ *
  * Deployments: `compileSnapshot(store, { deployment: 'slug' })` compiles the snapshot a gateway of
  * that deployment serves: only the workspaces it is assigned (keys, providers and configs of
  * other workspaces left out), with the deployment's config named in `snapshot.deployment`.
@@ -31,6 +35,8 @@ import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
 
 export const RECENTLY_ENDED_MS = 24 * 3_600_000
+/** How long a deleted user's subjects stay refused: longer than any sensible JWT lifetime. */
+export const DELETED_SUBJECTS_MS = 30 * 24 * 3_600_000
 const PRODUCER = { component: 'gatehouse-operator', version: '0.1.0' }
 
 export class SnapshotCompileError extends Error {
@@ -66,9 +72,11 @@ function configResolver(configs: readonly ConfigRecord[]): ConfigResolver {
   }
 }
 
-function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver): SnapshotApiKey[] {
-  // The gateway knows active/expired/revoked; an exhausted key is unusable like a revoked one.
-  const status = key.status === 'exhausted' ? 'revoked' : key.status
+function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver, disabledUsers: ReadonlySet<string>): SnapshotApiKey[] {
+  // The gateway knows active/expired/revoked; an exhausted key is unusable like a revoked one, and
+  // so is the key of a deactivated user (active again, unchanged, when the user is reactivated).
+  const userDisabled = key.userId !== null && disabledUsers.has(key.userId)
+  const status = key.status === 'exhausted' || (userDisabled && key.status === 'active') ? 'revoked' : key.status
   const defaultConfigId = resolveConfig(key.defaults.config_id, key.workspaceId)
   const base = {
     id: key.id,
@@ -250,6 +258,11 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     activePolicies(store, orgId, 'usage_limits'),
     store.modelPrices.current(orgId),
   ])
+  const [disabledIdentities, deletedSubjects] = await Promise.all([
+    store.users.disabledIdentities(orgId),
+    store.users.deletedSubjects(orgId, new Date(now.getTime() - DELETED_SUBJECTS_MS)),
+  ])
+  const disabledUsers = new Set(disabledIdentities.map((user) => user.id))
   const served = options.deployment === undefined ? null : deploymentWorkspaces(deployment ?? undefined, options.deployment)
   const inScope = (workspaceId: string | null): boolean => workspaceId === null || served === null || served.has(workspaceId)
   const workspaces = allWorkspaces.filter((w) => inScope(w.id))
@@ -296,7 +309,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
       defaultConfigId: resolveConfig(w.defaults.config_id, w.id),
       logLevel: effectiveSettings(organization.settings, w.settings).log_settings?.level ?? 'full',
     })),
-    apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig)),
+    apiKeys: keys.flatMap((key) => keyEntries(key, now, resolveConfig, disabledUsers)),
     providers: compiledProviders,
     configs: activeConfigs.map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
     guardrails: compileGuardrails(guardrails),
@@ -316,6 +329,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     prices,
     ...prompts,
     mcpServers: await compileMcpServers(store, { orgId, privateNetworksAllowed: sources.privateNetworksAllowed, report: sources.report }, (workspaceId) => inScope(workspaceId)),
+    revokedSubjects: [...new Set([...disabledIdentities.flatMap((user) => (user.externalSubject === null ? [user.id] : [user.id, user.externalSubject])), ...deletedSubjects])],
   }
   const result = validateSnapshot(input)
   if (!result.ok) throw new SnapshotCompileError(result.problems)

@@ -1,6 +1,6 @@
 /**
  * Turns request credentials into a Principal. Accepted: `x-gateway-api-key: <key>` or
- * `Authorization: Bearer <key or JWT>`. A Gatehouse key is checked for format and checksum before
+ * `Authorization: Bearer <key, SSO session token or JWT>`. A Gatehouse key is checked for format and checksum before
  * any lookup, then found by its HMAC; anything else is treated as a JWT when JWT authentication is
  * configured. Failures are 401 (AB05) with a message that never echoes the credential.
  */
@@ -11,6 +11,7 @@ import type { Store, WorkspaceRole } from '../store/index.ts'
 import type { JwtVerifier } from './jwt.ts'
 import { Principal } from './principal.ts'
 import { normaliseScope } from './scopes.ts'
+import { isSessionToken, sessionUser } from './sessions.ts'
 
 export interface Credentials {
   /** Node gives a repeated header as an array; more than one credential is refused. */
@@ -98,9 +99,26 @@ export async function authenticateJwt(deps: AuthenticatorDeps, token: string): P
   })
 }
 
+/** An SSO session acts as its user with the user's role's rights (no scope narrowing). */
+export async function authenticateSession(deps: AuthenticatorDeps, raw: string): Promise<Principal> {
+  const { user } = await sessionUser(deps, raw)
+  return new Principal({
+    organizationId: user.organizationId,
+    via: 'session',
+    keyId: null,
+    keyType: null,
+    subtype: null,
+    user: { id: user.id, role: user.role },
+    workspaceId: null,
+    memberships: await membershipsOf(deps.store, user.id),
+    scopes: null,
+  })
+}
+
 /** Which mechanism a credential uses (for audit records of failures). */
-export function credentialKind(raw: string): 'api_key' | 'jwt' | 'unknown' {
+export function credentialKind(raw: string): 'api_key' | 'jwt' | 'session' | 'unknown' {
   if (raw.startsWith('ghk_')) return 'api_key'
+  if (isSessionToken(raw)) return 'session'
   return isJwtShaped(raw) ? 'jwt' : 'unknown'
 }
 
@@ -110,7 +128,8 @@ export async function authenticate(deps: AuthenticatorDeps, credentials: Credent
   const kind = credentialKind(raw)
   if (kind === 'api_key') return authenticateApiKey(deps, raw)
   if (kind === 'jwt') return authenticateJwt(deps, raw)
-  throw unauthenticated('the credential is neither a Gatehouse API key nor a JWT')
+  if (kind === 'session') return authenticateSession(deps, raw)
+  throw unauthenticated('the credential is neither a Gatehouse API key, a session token nor a JWT')
 }
 
 export function isAuthError(error: unknown): error is AdminError {

@@ -18,6 +18,7 @@ import { AdminError, unauthenticated } from '../errors.ts'
 import type { Store, UserRecord } from '../store/index.ts'
 import { JwksCache, JwksUnavailableError } from './jwks-cache.ts'
 import { maxSessionTtlSeconds } from './settings.ts'
+import { resolveSignInUser } from './sign-in.ts'
 
 export const ASYMMETRIC_ALGORITHMS = JWT_ASYMMETRIC_ALGORITHMS
 const CLOCK_TOLERANCE_SECONDS = JWT_CLOCK_TOLERANCE_SECONDS
@@ -91,32 +92,8 @@ function stringClaim(payload: JWTPayload, name: string): string | null {
 }
 
 async function resolveUser(store: Store, organizationId: string, payload: JWTPayload, now: Date): Promise<UserRecord> {
-  const subject = payload.sub!
-  const bySubject = (await store.users.findBySubject(organizationId, subject)) ?? (await store.users.get(organizationId, subject))
-  if (bySubject) return active(bySubject)
-  const email = stringClaim(payload, 'email')
-  if (email) {
-    const byEmail = await store.users.findByEmail(organizationId, email)
-    if (byEmail) {
-      if (byEmail.externalSubject !== null) throw unauthenticated('this email is linked to another identity')
-      return active((await store.users.update(organizationId, byEmail.id, { externalSubject: subject }))!)
-    }
-    const invite = await store.invites.pendingFor(organizationId, email, now)
-    if (invite) {
-      return store.transaction(async (tx) => {
-        const user = await tx.users.create({ organizationId, email, role: invite.role, externalSubject: subject })
-        for (const grant of invite.workspaces) await tx.members.upsert(grant.workspace_id, user.id, grant.role)
-        await tx.invites.setStatus(organizationId, invite.id, 'accepted')
-        return user
-      })
-    }
-  }
-  throw unauthenticated('the token\'s subject is not a user of this organisation')
-}
-
-function active(user: UserRecord): UserRecord {
-  if (user.status !== 'active') throw unauthenticated('this user is disabled')
-  return user
+  const identity = { subject: payload.sub!, email: stringClaim(payload, 'email') }
+  return (await resolveSignInUser(store, organizationId, identity, now, { subjectMayBeUserId: true, provisionRole: null })).user
 }
 
 function describeJoseError(error: unknown): AdminError {

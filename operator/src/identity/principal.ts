@@ -17,7 +17,7 @@ export type Authority = 'org' | WorkspaceRole
 
 export interface PrincipalInit {
   organizationId: string
-  via: 'api_key' | 'jwt'
+  via: 'api_key' | 'jwt' | 'session'
   keyId: string | null
   keyType: 'admin' | 'workspace' | null
   subtype: 'service' | 'user' | null
@@ -38,7 +38,7 @@ const GRANTS: Record<Authority, ReadonlySet<string>> = {
 
 export class Principal {
   readonly organizationId: string
-  readonly via: 'api_key' | 'jwt'
+  readonly via: 'api_key' | 'jwt' | 'session'
   readonly keyId: string | null
   readonly keyType: 'admin' | 'workspace' | null
   readonly subtype: 'service' | 'user' | null
@@ -81,7 +81,7 @@ export class Principal {
       if (this.subtype === 'service') return 'manager'
       return this.isOrgAdminUser ? 'admin' : this.memberships.get(workspaceId) ?? null
     }
-    // JWT: the user's own standing, optionally confined to one workspace by a claim.
+    // JWT or SSO session: the user's own standing, optionally confined to one workspace by a claim.
     if (this.workspaceId !== null) {
       if (workspaceId !== this.workspaceId) return null
       return this.isOrgAdminUser ? 'admin' : this.memberships.get(workspaceId) ?? null

@@ -39,7 +39,9 @@ import { PromptLabelRepository } from './repos/prompt-labels.ts'
 import { PromptPartialRepository } from './repos/prompt-partials.ts'
 import { PromptRepository } from './repos/prompts.ts'
 import { ProviderRepository } from './repos/providers.ts'
+import { ScimRepository } from './repos/scim.ts'
 import { SecretReferenceRepository } from './repos/secret-references.ts'
+import { SessionRepository } from './repos/sessions.ts'
 import { BufferedSink, type ChangeSink } from './repos/sink.ts'
 import { CredentialResealer } from './repos/reseal.ts'
 import { UsageLogRepository } from './repos/usage-logs.ts'
@@ -77,6 +79,8 @@ export interface Repositories {
   mcpServers: McpServerRepository
   agentIntegrations: McpIntegrationRepository
   agentServers: McpServerRepository
+  scim: ScimRepository
+  sessions: SessionRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -121,6 +125,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     mcpServers: new McpServerRepository(db, sink),
     agentIntegrations: new McpIntegrationRepository(db, sink, keyring, AGENT_INTEGRATIONS),
     agentServers: new McpServerRepository(db, sink, AGENT_SERVERS),
+    scim: new ScimRepository(db, sink),
+    sessions: new SessionRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -196,5 +202,7 @@ export type { PromptPartialRecord, PromptPartialVersionRecord } from './repos/pr
 export type { PromptLabelRecord } from './repos/prompt-labels.ts'
 export type { PromptCollectionRecord } from './repos/prompt-collections.ts'
 export type { ProviderRecord, SecretMapping } from './repos/providers.ts'
-export type { OrgRole, UserRecord } from './repos/users.ts'
+export type { OrgRole, UserPatch, UserRecord, UserStatus } from './repos/users.ts'
+export type { ScimGroupRecord, ScimMappingRecord, ScimTokenRecord } from './repos/scim.ts'
+export type { SessionRecord, SsoLogin } from './repos/sessions.ts'
 export type { WorkspaceRecord, WorkspaceStatus } from './repos/workspaces.ts'

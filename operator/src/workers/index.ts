@@ -1,6 +1,6 @@
 /**
  * Background workers of the control plane: key expiry, scheduled key rotation, usage-log retention,
- * MCP server sync.
+ * MCP server sync, SSO session upkeep.
  *
  *   const stop = startWorkers({ store, pepper, logger, clock? })
  *
@@ -14,6 +14,7 @@ import type { Store } from '../store/index.ts'
 import { createKeyExpiryWorker } from './key-expiry.ts'
 import { createKeyRotationWorker } from './key-rotation.ts'
 import { createMcpSyncWorker, mcpSyncIntervalFromEnv } from './mcp-sync.ts'
+import { createSessionCleanupWorker } from './session-cleanup.ts'
 import { createUsageRetentionWorker, retentionFromEnv } from './usage-retention.ts'
 
 export interface WorkerOptions {
@@ -33,6 +34,7 @@ export function startWorkers(options: WorkerOptions): () => void {
     createKeyExpiryWorker({ store: options.store, clock, onError: onError('key-expiry') }).start(),
     createUsageRetentionWorker({ store: options.store, clock, policy: retentionFromEnv(options.env ?? {}), onError: onError('usage-retention') }).start(),
     createMcpSyncWorker({ store: options.store, clock, syncIntervalMs: mcpSyncIntervalFromEnv(options.env ?? {}), onError: onError('mcp-sync') }).start(),
+    createSessionCleanupWorker({ store: options.store, clock, onError: onError('session-cleanup') }).start(),
   ]
   if (options.pepper) {
     const onRotated = options.onRotated ?? ((rotated: RotatedKey) => {

@@ -31,7 +31,10 @@ import { promptPartialRoutes } from './prompt-partials.ts'
 import { promptRoutes } from './prompts.ts'
 import { providerRoutes } from './providers.ts'
 import { publicPricingRoutes } from './public-pricing.ts'
+import { scimRoutes } from './scim.ts'
+import { scimGroupRoutes, scimTokenRoutes, scimWorkspaceRoutes } from './scim-admin.ts'
 import { secretReferenceRoutes } from './secret-references.ts'
+import { ssoRoutes } from './sso.ts'
 import { settingsRoutes } from './settings.ts'
 import { userRoutes } from './users.ts'
 import { workspaceRoutes } from './workspaces.ts'
@@ -75,4 +78,9 @@ export const adminRouteModules: AdminRouteModule[] = [
   { name: 'agent-integrations', prefixes: ['/v1/agent-integrations'], register: agentIntegrationRoutes },
   { name: 'agent-servers', prefixes: ['/v1/agent-servers'], register: agentServerRoutes },
   { name: 'public-pricing', prefixes: [''], register: publicPricingRoutes },
+  { name: 'scim-tokens', prefixes: ['/v1/admin/scim/tokens'], register: scimTokenRoutes },
+  { name: 'scim-workspaces', prefixes: ['/v1/scim/workspaces'], register: scimWorkspaceRoutes },
+  { name: 'scim-groups', prefixes: ['/v1/scim/groups'], register: scimGroupRoutes },
+  { name: 'scim', prefixes: ['/v1/scim/:organisationId'], register: scimRoutes },
+  { name: 'sso', prefixes: ['/v1/auth/sso'], register: ssoRoutes },
 ]

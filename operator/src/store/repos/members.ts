@@ -58,11 +58,11 @@ export class MemberRepository {
     this.#sink = sink
   }
 
-  /** Adds or changes a membership. */
+  /** Adds or changes a membership given by hand (SCIM group sync then leaves it alone). */
   async upsert(workspaceId: string, userId: string, role: WorkspaceRole): Promise<void> {
     await this.#db.query(
       `INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)
-       ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role, updated_at = now()`,
+       ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role, granted_by_scim = false, updated_at = now()`,
       [workspaceId, userId, role],
     )
     this.#sink.add({ resource: 'member', action: 'updated', id: `${workspaceId}/${userId}` })
