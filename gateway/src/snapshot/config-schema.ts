@@ -210,15 +210,38 @@ const customHost = z
     if (url.search !== '' || url.hash !== '') context.addIssue({ code: 'custom', message: 'must not carry a query or fragment' })
   })
 
-/** Response caching for requests under the config (`cache/`); set on the config itself. */
-const cache = z.strictObject({
-  /** `simple`: exact match on the normalised request. `semantic` is not served yet and is refused. */
-  mode: z.enum(['simple']),
-  /** Seconds an entry is served; 1 day when absent. */
-  max_age: z.number().int().min(1).max(CONFIG_LIMITS.maxCacheAgeS).optional(),
-  /** Key entries by the body's `user` too, so one end user never gets another's answer. */
-  per_user: z.boolean().optional(),
+/** The embedding model semantic caching compares requests with: one of the workspace's own providers. */
+const cacheEmbedding = z.strictObject({
+  /** `@slug` (or the bare slug) of a provider the workspace may use, serving embeddings. */
+  provider: z.string().min(1).max(256),
+  /** The embedding model at that provider, e.g. `text-embedding-3-small`. */
+  model: z.string().min(1).max(256),
 })
+
+/** Response caching for requests under the config (`cache/`); set on the config itself. */
+const cache = z
+  .strictObject({
+    /** `simple`: exact match on the normalised request. `semantic`: the last user turn by similarity, the rest exact. */
+    mode: z.enum(['simple', 'semantic']),
+    /** Seconds an entry is served; 1 day when absent. */
+    max_age: z.number().int().min(1).max(CONFIG_LIMITS.maxCacheAgeS).optional(),
+    /** Key entries by the body's `user` too, so one end user never gets another's answer. */
+    per_user: z.boolean().optional(),
+    /** Semantic mode: the cosine similarity a stored request must reach to answer (default 0.95). */
+    similarity_threshold: z.number().min(0).max(1).optional(),
+    /** Semantic mode: which provider and model embed the last user turn (required). */
+    embedding: cacheEmbedding.optional(),
+  })
+  .superRefine((value, context) => {
+    if (value.mode === 'semantic' && value.embedding === undefined) {
+      context.addIssue({ code: 'custom', path: ['embedding'], message: 'semantic mode needs an embedding provider and model: {"provider": "@slug", "model": "..."}' })
+    }
+    if (value.mode === 'simple') {
+      for (const field of ['embedding', 'similarity_threshold'] as const) {
+        if (value[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: 'only semantic mode uses this field' })
+      }
+    }
+  })
 
 export type CacheConfig = z.infer<typeof cache>
 const guardrailRefs = z.array(z.string().min(1).max(255)).max(CONFIG_LIMITS.maxGuardrails)

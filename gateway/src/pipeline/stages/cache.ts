@@ -7,12 +7,25 @@
  * answer, or a stream that ended cleanly. Errors, flagged (246) answers, partial streams and
  * answers an output guardrail denied (it sits inside this stage and throws) are never stored.
  *
- * The cache is an optimisation, not a policy: when its store fails, the request is served
- * uncached and the failure logged, never refused.
+ * Semantic mode (`cache: {mode: "semantic", embedding: {provider, model}, similarity_threshold}`):
+ * an exact hit first (HIT); then, for requests semantic mode can answer safely (semantic-query.ts),
+ * the last user turn is embedded through the workspace's own provider and the nearest stored turn
+ * of the same partition (the rest of the request, exactly) answers when similar enough
+ * (SEMANTIC HIT), else SEMANTIC MISS and the answer is stored with its embedding. Other requests
+ * under a semantic config are cached as in simple mode (MISS, HIT).
+ *
+ * The cache is an optimisation, not a policy: when its store or the embedding call fails, the
+ * request is served uncached (or by exact match only) and the failure logged, never refused.
+ * Cache headers sent where no cache applies are answered with DISABLED, so a client sees they had
+ * no effect.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { header } from '../../core/headers.ts'
-import { cacheKey, type CachedAnswer, type ResponseCache } from '../../cache/response-cache.ts'
+import { cacheKey, SEMANTIC_KEY_PREFIX, type CachedAnswer, type ResponseCache } from '../../cache/response-cache.ts'
+import type { SemanticCache } from '../../cache/semantic-cache.ts'
+import { semanticQuery, type SemanticQuery } from '../../cache/semantic-query.ts'
+import type { CacheConfig } from '../../snapshot/config-schema.ts'
+import { embedText } from './cache-embedding.ts'
 import { RawJson, toJsonText } from '../../core/raw-json.ts'
 import { observeStream, type Answer, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
 
@@ -21,10 +34,14 @@ export const CACHE_NAMESPACE_HEADER = 'x-gateway-cache-namespace'
 export const CACHE_FORCE_REFRESH_HEADER = 'x-gateway-cache-force-refresh'
 
 const DEFAULT_MAX_AGE_S = 86_400
+/** Cosine similarity a stored turn must reach when the config names none (the common default of peers). */
+export const DEFAULT_SIMILARITY_THRESHOLD = 0.95
 const MAX_NAMESPACE_LENGTH = 256
 
 export interface CacheStageDeps {
   cache: ResponseCache
+  /** Semantic mode's index over `cache`; without it semantic configs are served as simple ones. */
+  semantic?: SemanticCache
   logger?: Pick<FastifyBaseLogger, 'warn'>
 }
 
@@ -75,9 +92,32 @@ function recordStream(answer: StreamAnswer, format: 'openai' | 'anthropic', stor
   })
 }
 
+/** The semantic half of a lookup: the partition and the embedding, once computed. */
+interface SemanticPlan {
+  readonly partition: string
+  readonly vector: Float32Array
+  readonly threshold: number
+}
+
 export function cacheStage(deps: CacheStageDeps): StageFactory {
-  const { cache, logger } = deps
+  const { cache, semantic, logger } = deps
   const failed = (what: string) => (error: unknown) => logger?.warn({ err: error }, `response cache ${what} failed; serving uncached`)
+
+  /** Embeds the request's last user turn when semantic mode applies to it; null otherwise (or when embedding failed). */
+  async function planSemantic(exchange: Exchange, settings: CacheConfig, query: SemanticQuery, identity: string, namespace: string | null, user: string | null): Promise<SemanticPlan | null> {
+    const embedding = settings.embedding
+    if (!embedding) return null
+    const route = `${identity}|embedding:${embedding.provider}/${embedding.model}`
+    const partition = cacheKey({ operation: exchange.operation.name, route, body: query.filter, namespace, user })
+    try {
+      const vector = await embedText(exchange, embedding, query.text)
+      return { partition, vector, threshold: settings.similarity_threshold ?? DEFAULT_SIMILARITY_THRESHOLD }
+    } catch (error) {
+      failed('embedding')(error)
+      return null
+    }
+  }
+
   return {
     name: 'cache',
     forOperation(operation) {
@@ -90,30 +130,53 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
         async run(exchange, next) {
           const identity = routeIdentity(exchange)
           const settings = exchange.route?.kind === 'config' ? exchange.route.config.cache : null
-          if (identity === null || settings === null || exchange.body === null) return next()
+          if (identity === null || settings === null || exchange.body === null) {
+            if (header(exchange.headers, CACHE_FORCE_REFRESH_HEADER) !== undefined || header(exchange.headers, CACHE_NAMESPACE_HEADER) !== undefined) {
+              exchange.facts.cacheStatus = 'DISABLED'
+              exchange.responseHeaders[CACHE_STATUS_HEADER] = 'DISABLED'
+            }
+            return next()
+          }
           const namespace = header(exchange.headers, CACHE_NAMESPACE_HEADER)?.slice(0, MAX_NAMESPACE_LENGTH) ?? null
           const user = settings.per_user === true && typeof exchange.body.user === 'string' ? exchange.body.user : null
-          const key = cacheKey({ operation: operation.name, route: identity, body: exchange.body, namespace, user })
+          const exactKey = cacheKey({ operation: operation.name, route: identity, body: exchange.body, namespace, user })
           const workspaceId = exchange.context.workspaceId
           const refresh = header(exchange.headers, CACHE_FORCE_REFRESH_HEADER) === 'true'
-
-          if (!refresh) {
-            const hit = await cache.get(workspaceId, key).catch((error: unknown) => {
+          const query = settings.mode === 'semantic' && semantic !== undefined ? semanticQuery(operation.name, exchange.body) : null
+          // Semantic entries are marked in their key, so a replica loading a workspace finds them.
+          const key = query !== null ? SEMANTIC_KEY_PREFIX + exactKey : exactKey
+          const answered = (status: 'HIT' | 'SEMANTIC HIT', entry: CachedAnswer): Answer => {
+            exchange.facts.cacheStatus = status
+            exchange.responseHeaders[CACHE_STATUS_HEADER] = status
+            return replay(entry, format)
+          }
+          const read = <T>(lookup: Promise<T>): Promise<T | null> =>
+            lookup.catch((error: unknown) => {
               failed('read')(error)
               return null
             })
+
+          if (!refresh) {
+            const hit = await read(cache.get(workspaceId, key))
+            if (hit !== null) return answered('HIT', hit)
+          }
+          const plan = query !== null ? await planSemantic(exchange, settings, query, identity, namespace, user) : null
+          if (plan !== null && !refresh) {
+            const hit = await read(semantic!.lookup(workspaceId, plan.partition, plan.vector, plan.threshold))
             if (hit !== null) {
-              exchange.facts.cacheStatus = 'HIT'
-              exchange.responseHeaders[CACHE_STATUS_HEADER] = 'HIT'
-              return replay(hit, format)
+              exchange.facts.annotations.cacheSimilarity = Math.round(hit.similarity * 10_000) / 10_000
+              return answered('SEMANTIC HIT', hit.answer)
             }
           }
-          const status = refresh ? 'REFRESH' : 'MISS'
+          const status = refresh ? 'REFRESH' : plan !== null ? 'SEMANTIC MISS' : 'MISS'
           exchange.facts.cacheStatus = status
           exchange.responseHeaders[CACHE_STATUS_HEADER] = status
 
           const ttlMs = (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000
-          const store = (entry: CachedAnswer): void => void cache.set(workspaceId, key, entry, ttlMs).catch(failed('write'))
+          const store = (entry: CachedAnswer): void => {
+            const stored = plan !== null ? semantic!.store(workspaceId, key, plan.partition, plan.vector, entry, ttlMs) : cache.set(workspaceId, key, entry, ttlMs)
+            void stored.catch(failed('write'))
+          }
           const answer = await next()
           if (answer.kind === 'json' && answer.status === 200) {
             store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage: answer.usage && { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens } })
