@@ -218,7 +218,7 @@ const cacheEmbedding = z.strictObject({
   model: z.string().min(1).max(256),
 })
 
-/** Response caching for requests under the config (`cache/`); set on the config itself. */
+/** Response caching (`cache/`): on the config, for every request under it; on a target, for the answers of that target (and those under it). */
 const cache = z
   .strictObject({
     /** `simple`: exact match on the normalised request. `semantic`: the last user turn by similarity, the rest exact. */
@@ -346,15 +346,6 @@ function depthOf(node: ConfigNode): number {
   return 1 + Math.max(0, ...(node.targets ?? []).map(depthOf))
 }
 
-function cachedTargetPath(targets: readonly ConfigNode[], path: ReadonlyArray<string | number>): Array<string | number> | null {
-  for (const [index, target] of targets.entries()) {
-    if (target.cache !== undefined) return [...path, index]
-    const nested = cachedTargetPath(target.targets ?? [], [...path, index, 'targets'])
-    if (nested !== null) return nested
-  }
-  return null
-}
-
 export type ConfigValidation = { ok: true; config: ConfigNode } | { ok: false; issues: ConfigIssue[] }
 
 /**
@@ -378,8 +369,6 @@ export function validateConfig(value: unknown): ConfigValidation {
   const unnamed = unnamedTargets(parsed.data, [])
   if (unnamed.length > 0) return { ok: false, issues: unnamed }
   if (depthOf(parsed.data) > CONFIG_LIMITS.maxDepth) return { ok: false, issues: [{ path: ['targets'], message: `targets nest at most ${CONFIG_LIMITS.maxDepth} levels deep` }] }
-  const nestedCache = cachedTargetPath(parsed.data.targets ?? [], ['targets'])
-  if (nestedCache !== null) return { ok: false, issues: [{ path: [...nestedCache, 'cache'], message: 'set cache on the config itself; per-target caching is not supported' }] }
   return { ok: true, config: parsed.data }
 }
 

@@ -27,7 +27,8 @@ import { semanticQuery, type SemanticQuery } from '../../cache/semantic-query.ts
 import type { CacheConfig } from '../../snapshot/config-schema.ts'
 import { embedText } from './cache-embedding.ts'
 import { RawJson, toJsonText } from '../../core/raw-json.ts'
-import { observeStream, type Answer, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
+import { hasTargetCache } from '../../routing/plan.ts'
+import { observeStream, type Answer, type CacheStatus, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
 
 export const CACHE_STATUS_HEADER = 'x-gateway-cache-status'
 export const CACHE_NAMESPACE_HEADER = 'x-gateway-cache-namespace'
@@ -64,12 +65,6 @@ function replay(entry: CachedAnswer, format: 'openai' | 'anthropic'): Answer {
   return { kind: 'stream', status: entry.status, batches: batches(), result: () => ({ usage, finishReason: { unified: 'stop' } }) }
 }
 
-/** What answers the request, as part of the key: the config (a cache is set on configs only). */
-function routeIdentity(exchange: Exchange): string | null {
-  const route = exchange.route
-  return route?.kind === 'config' && route.config.cache !== null ? route.config.identity : null
-}
-
 function recordStream(answer: StreamAnswer, format: 'openai' | 'anthropic', store: (entry: CachedAnswer) => void): StreamAnswer {
   const chunks: Array<{ event?: string; data: string }> = []
   return observeStream(answer, {
@@ -99,9 +94,28 @@ interface SemanticPlan {
   readonly threshold: number
 }
 
+/** Where a miss's answer goes once it is known good: its key, lifetime and, in semantic mode, its embedding. */
+interface PendingStore {
+  readonly key: string
+  readonly ttlMs: number
+  readonly semantic: SemanticPlan | null
+}
+
+type Lookup = { readonly hit: Answer } | { readonly miss: PendingStore }
+
+function setStatus(exchange: Exchange, status: CacheStatus): void {
+  exchange.facts.cacheStatus = status
+  exchange.responseHeaders[CACHE_STATUS_HEADER] = status
+}
+
 export function cacheStage(deps: CacheStageDeps): StageFactory {
   const { cache, semantic, logger } = deps
   const failed = (what: string) => (error: unknown) => logger?.warn({ err: error }, `response cache ${what} failed; serving uncached`)
+  const read = <T>(lookup: Promise<T>): Promise<T | null> =>
+    lookup.catch((error: unknown) => {
+      failed('read')(error)
+      return null
+    })
 
   /** Embeds the request's last user turn when semantic mode applies to it; null otherwise (or when embedding failed). */
   async function planSemantic(exchange: Exchange, settings: CacheConfig, query: SemanticQuery, identity: string, namespace: string | null, user: string | null): Promise<SemanticPlan | null> {
@@ -118,74 +132,101 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
     }
   }
 
+  /**
+   * Looks the request up under `settings`: `identity` is what answers it (a config, or one of its
+   * targets), `body` what that is sent. Sets the status; a miss says where its answer is stored.
+   */
+  async function lookup(exchange: Exchange, settings: CacheConfig, identity: string, body: Record<string, unknown>): Promise<Lookup> {
+    const operation = exchange.operation
+    const namespace = header(exchange.headers, CACHE_NAMESPACE_HEADER)?.slice(0, MAX_NAMESPACE_LENGTH) ?? null
+    const user = settings.per_user === true && typeof body.user === 'string' ? body.user : null
+    const exactKey = cacheKey({ operation: operation.name, route: identity, body, namespace, user })
+    const workspaceId = exchange.context.workspaceId
+    const refresh = header(exchange.headers, CACHE_FORCE_REFRESH_HEADER) === 'true'
+    const query = settings.mode === 'semantic' && semantic !== undefined ? semanticQuery(operation.name, body) : null
+    // Semantic entries are marked in their key, so a replica loading a workspace finds them.
+    const key = query !== null ? SEMANTIC_KEY_PREFIX + exactKey : exactKey
+    const answered = (status: 'HIT' | 'SEMANTIC HIT', entry: CachedAnswer): Lookup => {
+      setStatus(exchange, status)
+      return { hit: replay(entry, operation.format) }
+    }
+    if (!refresh) {
+      const hit = await read(cache.get(workspaceId, key))
+      if (hit !== null) return answered('HIT', hit)
+    }
+    const plan = query !== null ? await planSemantic(exchange, settings, query, identity, namespace, user) : null
+    if (plan !== null && !refresh) {
+      const hit = await read(semantic!.lookup(workspaceId, plan.partition, plan.vector, plan.threshold))
+      if (hit !== null) {
+        exchange.facts.annotations.cacheSimilarity = Math.round(hit.similarity * 10_000) / 10_000
+        return answered('SEMANTIC HIT', hit.answer)
+      }
+    }
+    setStatus(exchange, refresh ? 'REFRESH' : plan !== null ? 'SEMANTIC MISS' : 'MISS')
+    return { miss: { key, ttlMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000, semantic: plan } }
+  }
+
+  /** Stores a good answer (a 200 JSON answer now, a stream once it ended cleanly); returns the answer to hand on. */
+  function storeAnswer(exchange: Exchange, pending: PendingStore, answer: Answer): Answer {
+    const workspaceId = exchange.context.workspaceId
+    const store = (entry: CachedAnswer): void => {
+      const plan = pending.semantic
+      const stored = plan !== null ? semantic!.store(workspaceId, pending.key, plan.partition, plan.vector, entry, pending.ttlMs) : cache.set(workspaceId, pending.key, entry, pending.ttlMs)
+      void stored.catch(failed('write'))
+    }
+    if (answer.kind === 'json' && answer.status === 200) {
+      store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage: answer.usage && { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens } })
+      return answer
+    }
+    if (answer.kind === 'stream' && answer.status === 200) return recordStream(answer, exchange.operation.format, store)
+    return answer
+  }
+
   return {
     name: 'cache',
     forOperation(operation) {
       if (!operation.cacheable) return null
-      const format = operation.format
       return {
         name: 'cache',
         // Chunks are recorded as text, which relayed chunks already are.
         readsStreamChunks: false,
         async run(exchange, next) {
-          const identity = routeIdentity(exchange)
-          const settings = exchange.route?.kind === 'config' ? exchange.route.config.cache : null
-          if (identity === null || settings === null || exchange.body === null) {
-            if (header(exchange.headers, CACHE_FORCE_REFRESH_HEADER) !== undefined || header(exchange.headers, CACHE_NAMESPACE_HEADER) !== undefined) {
-              exchange.facts.cacheStatus = 'DISABLED'
-              exchange.responseHeaders[CACHE_STATUS_HEADER] = 'DISABLED'
+          const route = exchange.route
+          const body = exchange.body
+          if (route?.kind !== 'config' || body === null) return disabledIfAsked(exchange, next)
+          const config = route.config
+          let pending: PendingStore | null = null
+          if (config.cache !== null) {
+            const found = await lookup(exchange, config.cache, config.identity, body)
+            if ('hit' in found) return found.hit
+            pending = found.miss
+          } else if (hasTargetCache(route.plan)) {
+            // Each attempt looks up under its target's cache; the last attempt's decides what is stored.
+            exchange.attemptThroughCache = async (leaf, sent, attempt) => {
+              pending = null
+              if (leaf.cache === null || sent === null) {
+                setStatus(exchange, 'DISABLED')
+                return attempt()
+              }
+              const found = await lookup(exchange, leaf.cache, `${config.identity}#${leaf.path}`, sent)
+              if ('hit' in found) return found.hit
+              pending = found.miss
+              return attempt()
             }
-            return next()
+          } else {
+            return disabledIfAsked(exchange, next)
           }
-          const namespace = header(exchange.headers, CACHE_NAMESPACE_HEADER)?.slice(0, MAX_NAMESPACE_LENGTH) ?? null
-          const user = settings.per_user === true && typeof exchange.body.user === 'string' ? exchange.body.user : null
-          const exactKey = cacheKey({ operation: operation.name, route: identity, body: exchange.body, namespace, user })
-          const workspaceId = exchange.context.workspaceId
-          const refresh = header(exchange.headers, CACHE_FORCE_REFRESH_HEADER) === 'true'
-          const query = settings.mode === 'semantic' && semantic !== undefined ? semanticQuery(operation.name, exchange.body) : null
-          // Semantic entries are marked in their key, so a replica loading a workspace finds them.
-          const key = query !== null ? SEMANTIC_KEY_PREFIX + exactKey : exactKey
-          const answered = (status: 'HIT' | 'SEMANTIC HIT', entry: CachedAnswer): Answer => {
-            exchange.facts.cacheStatus = status
-            exchange.responseHeaders[CACHE_STATUS_HEADER] = status
-            return replay(entry, format)
-          }
-          const read = <T>(lookup: Promise<T>): Promise<T | null> =>
-            lookup.catch((error: unknown) => {
-              failed('read')(error)
-              return null
-            })
-
-          if (!refresh) {
-            const hit = await read(cache.get(workspaceId, key))
-            if (hit !== null) return answered('HIT', hit)
-          }
-          const plan = query !== null ? await planSemantic(exchange, settings, query, identity, namespace, user) : null
-          if (plan !== null && !refresh) {
-            const hit = await read(semantic!.lookup(workspaceId, plan.partition, plan.vector, plan.threshold))
-            if (hit !== null) {
-              exchange.facts.annotations.cacheSimilarity = Math.round(hit.similarity * 10_000) / 10_000
-              return answered('SEMANTIC HIT', hit.answer)
-            }
-          }
-          const status = refresh ? 'REFRESH' : plan !== null ? 'SEMANTIC MISS' : 'MISS'
-          exchange.facts.cacheStatus = status
-          exchange.responseHeaders[CACHE_STATUS_HEADER] = status
-
-          const ttlMs = (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000
-          const store = (entry: CachedAnswer): void => {
-            const stored = plan !== null ? semantic!.store(workspaceId, key, plan.partition, plan.vector, entry, ttlMs) : cache.set(workspaceId, key, entry, ttlMs)
-            void stored.catch(failed('write'))
-          }
+          // Stored only once the answer came back through the output guardrails (inside this stage).
           const answer = await next()
-          if (answer.kind === 'json' && answer.status === 200) {
-            store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage: answer.usage && { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens } })
-            return answer
-          }
-          if (answer.kind === 'stream' && answer.status === 200) return recordStream(answer, format, store)
-          return answer
+          return pending === null ? answer : storeAnswer(exchange, pending, answer)
         },
       }
     },
   }
+}
+
+/** Cache headers sent where no cache applies are answered with DISABLED, so the client sees they had no effect. */
+function disabledIfAsked(exchange: Exchange, next: () => Promise<Answer>): Promise<Answer> {
+  if (header(exchange.headers, CACHE_FORCE_REFRESH_HEADER) !== undefined || header(exchange.headers, CACHE_NAMESPACE_HEADER) !== undefined) setStatus(exchange, 'DISABLED')
+  return next()
 }
