@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { MemoryResponseCache } from './memory.ts'
 import type { CachedAnswer } from './response-cache.ts'
 import { SemanticCache } from './semantic-cache.ts'
-import { SemanticIndex } from './semantic-index.ts'
+import { FLAT_PARTITION_LIMIT, SemanticIndex } from './semantic-index.ts'
 import { semanticQuery } from './semantic-query.ts'
 
 /** A unit vector along `axis`, tilted towards `towards` by `tilt` (cosine to the axis is 1/sqrt(1+tilt²)). */
@@ -45,6 +45,30 @@ describe('SemanticIndex', () => {
     index.sweep()
     expect(index.size('ws')).toBe(0)
     expect(index.hasWorkspace('ws')).toBe(true)
+  })
+  it('searches a small partition exactly and a large one through its graph, with the same answers', () => {
+    const index = new SemanticIndex()
+    const later = Date.now() + 60_000
+    const dimensions = 64
+    const axis = (i: number): Float32Array => {
+      const out = new Float32Array(dimensions)
+      out[i % dimensions] = 1
+      out[(i * 7 + 3) % dimensions] = out[(i * 7 + 3) % dimensions]! + 0.5 + (i % 13) / 10
+      return out
+    }
+    const check = (count: number) => {
+      for (const i of [0, 5, count - 1]) expect(index.search('ws', 'p', axis(i), 0.999)?.key).toBe(`k${i}`)
+    }
+    for (let i = 0; i < FLAT_PARTITION_LIMIT; i++) index.add('ws', 'p', `k${i}`, axis(i), later)
+    check(FLAT_PARTITION_LIMIT)
+    index.remove('ws', 'p', 'k5')
+    expect(index.search('ws', 'p', axis(5), 0.999)?.key).not.toBe('k5')
+    index.add('ws', 'p', 'k5', axis(5), later)
+    for (let i = FLAT_PARTITION_LIMIT; i < FLAT_PARTITION_LIMIT + 50; i++) index.add('ws', 'p', `k${i}`, axis(i), later)
+    check(FLAT_PARTITION_LIMIT + 50)
+    index.remove('ws', 'p', 'k5')
+    expect(index.search('ws', 'p', axis(5), 0.999)?.key).not.toBe('k5')
+    expect(index.size('ws')).toBe(FLAT_PARTITION_LIMIT + 49)
   })
 })
 

@@ -6,7 +6,11 @@
  * partition's size rather than linearly (brute force over 100,000 × 1536 floats takes about 100 ms
  * in JavaScript; the graph answers in a few milliseconds, see test/bench/semantic-index.ts).
  *
- * Vectors are stored as 16-bit floats (3 KiB per 1536-dimension vector instead of 6 KiB); the
+ * A small partition (most are: every multi-turn conversation state is a partition of its own) is
+ * searched exactly over its vectors instead, since an HNSW graph costs about 54 KiB even for one
+ * entry; it becomes a graph once it holds more than `FLAT_PARTITION_LIMIT` entries.
+ *
+ * Graph vectors are stored as 16-bit floats (3 KiB per 1536-dimension vector instead of 6 KiB); the
  * similarity error that adds is about 1e-3, well under any useful threshold's margin. The index
  * holds pointers only (the cache key of the entry); the answers live in the response cache, which
  * owns expiry and the byte cap. Entries leave the index when they expire (checked at lookup and
@@ -29,6 +33,8 @@ export const DEFAULT_SEMANTIC_INDEX_LIMITS: SemanticIndexLimits = { maxEntriesPe
 
 /** Nearest candidates examined per lookup: the nearest may have expired or been evicted. */
 const CANDIDATES_PER_LOOKUP = 8
+/** Up to this many entries a partition is searched exactly (256 × 1536 multiply-adds: well under a millisecond). */
+export const FLAT_PARTITION_LIMIT = 256
 
 export interface SemanticMatch {
   /** The response cache key of the stored answer. */
@@ -45,10 +51,27 @@ interface Slot {
 
 interface Partition {
   readonly name: string
-  readonly index: Index
   readonly dimensions: number
-  /** Entry keys to their numeric ids in `index`. */
+  /** Entry keys to their numeric ids (in `graph` or `flat`). */
   readonly ids: Map<string, bigint>
+  /** Small partitions: unit vectors by id, searched exactly. */
+  flat: Map<bigint, Float32Array> | null
+  /** Large partitions: the HNSW graph. */
+  graph: Index | null
+}
+
+function unit(vector: Float32Array): Float32Array | null {
+  let norm = 0
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!
+  if (norm === 0) return null
+  const scale = 1 / Math.sqrt(norm)
+  return vector.map((value) => value * scale)
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!
+  return sum
 }
 
 interface Workspace {
@@ -77,23 +100,20 @@ export class SemanticIndex {
     }
     let partition = workspace.partitions.get(partitionName)
     if (!partition) {
-      const index = new Index({
-        dimensions: vector.length,
-        metric: MetricKind.Cos,
-        quantization: ScalarKind.F16,
-        connectivity: this.#limits.connectivity,
-        expansion_add: this.#limits.expansionAdd,
-        expansion_search: this.#limits.expansionSearch,
-        multi: false,
-      })
-      partition = { name: partitionName, index, dimensions: vector.length, ids: new Map() }
+      partition = { name: partitionName, dimensions: vector.length, ids: new Map(), flat: new Map(), graph: null }
       workspace.partitions.set(partitionName, partition)
     }
-    if (partition.dimensions !== vector.length) return
+    const direction = unit(vector)
+    if (partition.dimensions !== vector.length || direction === null) return
     const previous = partition.ids.get(key)
     if (previous !== undefined) this.#drop(workspace, previous)
     const id = this.#nextId++
-    partition.index.add(id, vector)
+    if (partition.flat !== null) {
+      partition.flat.set(id, direction)
+      if (partition.flat.size > FLAT_PARTITION_LIMIT) this.#toGraph(partition)
+    } else {
+      partition.graph!.add(id, direction)
+    }
     partition.ids.set(key, id)
     workspace.slots.set(id, { key, partition, expiresAtMs })
     if (workspace.slots.size > this.#limits.maxEntriesPerWorkspace) this.#shrink(workspace)
@@ -104,20 +124,46 @@ export class SemanticIndex {
     const workspace = this.#workspaces.get(workspaceId)
     const partition = workspace?.partitions.get(partitionName)
     if (!workspace || !partition || partition.dimensions !== vector.length || partition.ids.size === 0) return null
-    const matches = partition.index.search(vector, Math.min(CANDIDATES_PER_LOOKUP, partition.ids.size), 1)
+    const direction = unit(vector)
+    if (direction === null) return null
     const now = this.#now()
-    for (let i = 0; i < matches.keys.length; i++) {
-      const slot = workspace.slots.get(matches.keys[i]!)
+    for (const candidate of this.#nearest(partition, direction)) {
+      const slot = workspace.slots.get(candidate.id)
       if (!slot) continue
       if (slot.expiresAtMs <= now) {
-        this.#drop(workspace, matches.keys[i]!)
+        this.#drop(workspace, candidate.id)
         continue
       }
-      // usearch's cosine metric answers the distance, 1 - similarity.
-      const similarity = 1 - matches.distances[i]!
-      return similarity >= minSimilarity ? { key: slot.key, similarity } : null
+      return candidate.similarity >= minSimilarity ? { key: slot.key, similarity: candidate.similarity } : null
     }
     return null
+  }
+
+  /** The nearest candidates of a partition, nearest first. */
+  #nearest(partition: Partition, direction: Float32Array): Array<{ id: bigint; similarity: number }> {
+    if (partition.flat !== null) {
+      const all = [...partition.flat].map(([id, stored]) => ({ id, similarity: dot(stored, direction) }))
+      return all.sort((a, b) => b.similarity - a.similarity).slice(0, CANDIDATES_PER_LOOKUP)
+    }
+    const matches = partition.graph!.search(direction, Math.min(CANDIDATES_PER_LOOKUP, partition.ids.size), 1)
+    // usearch's cosine metric answers the distance, 1 - similarity.
+    return Array.from(matches.keys, (id, i) => ({ id, similarity: 1 - matches.distances[i]! }))
+  }
+
+  /** A partition grown past the flat limit moves its vectors into an HNSW graph. */
+  #toGraph(partition: Partition): void {
+    const graph = new Index({
+      dimensions: partition.dimensions,
+      metric: MetricKind.Cos,
+      quantization: ScalarKind.F16,
+      connectivity: this.#limits.connectivity,
+      expansion_add: this.#limits.expansionAdd,
+      expansion_search: this.#limits.expansionSearch,
+      multi: false,
+    })
+    for (const [id, direction] of partition.flat!) graph.add(id, direction)
+    partition.graph = graph
+    partition.flat = null
   }
 
   /** Forgets one entry (the response cache no longer has it). */
@@ -150,7 +196,8 @@ export class SemanticIndex {
     if (!slot) return
     workspace.slots.delete(id)
     slot.partition.ids.delete(slot.key)
-    slot.partition.index.remove(id)
+    if (slot.partition.flat !== null) slot.partition.flat.delete(id)
+    else slot.partition.graph!.remove(id)
     if (slot.partition.ids.size === 0) workspace.partitions.delete(slot.partition.name)
   }
 
