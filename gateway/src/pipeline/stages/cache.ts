@@ -18,6 +18,11 @@
  * request is served uncached (or by exact match only) and the failure logged, never refused.
  * Cache headers sent where no cache applies are answered with DISABLED, so a client sees they had
  * no effect.
+ *
+ * A cache on a target (config `targets[i].cache`) is looked up at each attempt of that target
+ * (dispatch calls `exchange.attemptThroughCache`), keyed by the target's path and the body it is
+ * sent; what the last attempt missed is stored here, on the way back, like a config's. An answer
+ * from a target without a cache, under such a config, says DISABLED.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { header } from '../../core/headers.ts'
