@@ -8,10 +8,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { SnapshotGuardrail } from '@gatehouse/gateway/snapshot'
 import { startTestGateway, WORKSPACE_ID, type TestGateway } from '../helpers/gateway.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
+import { accountStage } from '../../gateway/src/pipeline/stages/account.ts'
+import type { UsageDraft } from '../../gateway/src/usage/draft.ts'
 import type { Simulator } from '../simulators/base.ts'
 
 let simulator: Simulator
 let gateway: TestGateway
+const records: UsageDraft[] = []
 
 const SEMANTIC = { mode: 'semantic', similarity_threshold: 0.9, embedding: { provider: '@sim', model: 'text-embedding-3-small' } }
 /** Denies any answer of more than one word, after the provider answered. */
@@ -22,7 +25,7 @@ const oneWord: SnapshotGuardrail = {
 
 beforeAll(async () => {
   simulator = await startOpenAISimulator({ chunks: 3 })
-  gateway = await startTestGateway([{ slug: 'sim', kind: 'openai', baseUrl: simulator.baseUrl }])
+  gateway = await startTestGateway([{ slug: 'sim', kind: 'openai', baseUrl: simulator.baseUrl }], { features: { account: accountStage({ sink: { offer: (draft) => records.push(draft) } }) } })
   gateway.update((snapshot) => {
     snapshot.guardrails = [oneWord]
     snapshot.configs = [
@@ -40,7 +43,10 @@ afterAll(async () => {
   await simulator?.close()
 })
 
-beforeEach(() => simulator.reset())
+beforeEach(() => {
+  simulator.reset()
+  records.length = 0
+})
 
 const client = (config: string) => new OpenAI({ apiKey: gateway.workspaceKey, baseURL: gateway.baseUrl, maxRetries: 0, defaultHeaders: { 'x-gateway-config': config } })
 const ask = (config: string, content: string) => client(config).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }).withResponse()
@@ -56,6 +62,15 @@ describe('in-process cache (embedded mode)', () => {
     const other = await ask('semantic', 'How many eyes does a cat have')
     expect(other.response.headers.get('x-gateway-cache-status')).toBe('SEMANTIC MISS')
     expect(chatCalls()).toBe(2)
+
+    // The records: the hit is free and says how similar it was; each names its embedding call.
+    await expect.poll(() => records.length).toBe(3)
+    const [miss, hit] = records
+    expect(miss).toMatchObject({ cacheStatus: 'SEMANTIC MISS', annotations: { cacheEmbedding: { provider: 'sim', model: 'text-embedding-3-small' } } })
+    expect(miss!.costUsd).toBeGreaterThan(0)
+    expect(hit).toMatchObject({ cacheStatus: 'SEMANTIC HIT', costUsd: 0, annotations: { cacheSimilarity: expect.any(Number) } })
+    expect((hit!.annotations as { cacheSimilarity: number }).cacheSimilarity).toBeGreaterThanOrEqual(0.9)
+    expect((hit!.annotations as { cacheEmbedding: { inputTokens: number } }).cacheEmbedding.inputTokens).toBeGreaterThan(0)
   })
 
   it('a target cache never stores an answer its output guardrail denied', async () => {

@@ -36,5 +36,7 @@ export async function embedText(exchange: Exchange, choice: EmbeddingChoice, tex
   const outcome = await attemptJson(operation, target, request, { signal: exchange.context.signal, firstByteTimeoutMs: EMBEDDING_TIMEOUT_MS })
   const first = outcome.response.data[0]?.embedding
   if (first === undefined) throw new GatewayError('upstream_malformed_response', `Provider '@${provider.record.slug}' answered the embedding request with no vector`)
+  // Not priced on the record yet: it names the call and its tokens, so the spend can be traced.
+  exchange.facts.annotations.cacheEmbedding = { provider: provider.record.slug, model: choice.model, inputTokens: outcome.usage.inputTokens }
   return toVector(first)
 }
