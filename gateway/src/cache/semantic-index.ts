@@ -17,7 +17,17 @@
  * swept), when the response cache no longer has them (found at lookup), or over the per-workspace
  * entry cap (those nearest expiry first).
  */
-import { Index, MetricKind, ScalarKind } from 'usearch'
+import { createRequire } from 'node:module'
+import type * as UsearchModule from 'usearch'
+import type { Index } from 'usearch'
+
+type Usearch = typeof UsearchModule
+let usearch: Usearch | null = null
+/** The native module (about 10 MiB) loads with the first graph: gateways that never need one pay nothing at start. */
+function loadUsearch(): Usearch {
+  usearch ??= createRequire(import.meta.url)('usearch') as Usearch
+  return usearch
+}
 
 export interface SemanticIndexLimits {
   /** Entries one workspace keeps in this replica's index; over it, those nearest expiry are dropped. */
@@ -152,7 +162,8 @@ export class SemanticIndex {
 
   /** A partition grown past the flat limit moves its vectors into an HNSW graph. */
   #toGraph(partition: Partition): void {
-    const graph = new Index({
+    const { Index: Graph, MetricKind, ScalarKind } = loadUsearch()
+    const graph = new Graph({
       dimensions: partition.dimensions,
       metric: MetricKind.Cos,
       quantization: ScalarKind.F16,
