@@ -32,6 +32,9 @@ import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { RedisResponseCache } from './cache/redis.ts'
+import { RedisSemanticFeed } from './cache/redis-semantic-feed.ts'
+import { SemanticCache } from './cache/semantic-cache.ts'
+import { SemanticIndex } from './cache/semantic-index.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 import { limiterFromEnv } from './limits/from-env.ts'
@@ -160,10 +163,20 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   if (limits.shared) logger.info({ counters: limits.description }, 'rate limits and budgets are counted in Redis, shared by every replica')
   else logger.warn({ counters: limits.description }, 'rate limits and budgets are counted in this process only: set GATEHOUSE_REDIS_URL when several gateways run')
   const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger, costs: snapshotPricedCosts(holder) })
+  const cachePrefix = `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache`
+  const responseCache = limits.redis ? new RedisResponseCache(limits.redis, { prefix: cachePrefix }) : null
+  // Each replica indexes semantic entries in process, fed from Redis (cache/redis-semantic-feed.ts).
+  const semanticIndex = new SemanticIndex()
+  const semanticCache =
+    limits.redis && responseCache
+      ? new SemanticCache(responseCache, semanticIndex, new RedisSemanticFeed(limits.redis, responseCache, semanticIndex, { streamKey: `${cachePrefix}:semantic-log`, logger }))
+      : null
+  if (semanticCache) closers.push(() => semanticCache.close())
   const app = buildGatewayServer({
     holder,
     pepper,
-    ...(limits.redis ? { responseCache: new RedisResponseCache(limits.redis, { prefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }) } : {}),
+    ...(responseCache ? { responseCache } : {}),
+    ...(semanticCache ? { semanticCache } : {}),
     logger,
     processMetrics: true,
     jwt: dataPlaneJwtFromEnv(env),

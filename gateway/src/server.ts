@@ -22,6 +22,8 @@ import { loopbackOnly, type SidecarAuth } from './pipeline/authenticate-sidecar.
 import { readTrace } from './pipeline/context.ts'
 import { MemoryResponseCache } from './cache/memory.ts'
 import type { ResponseCache } from './cache/response-cache.ts'
+import { SemanticCache } from './cache/semantic-cache.ts'
+import { SemanticIndex } from './cache/semantic-index.ts'
 import type { PipelineFeatures } from './pipeline/build.ts'
 import { cacheStage } from './pipeline/stages/cache.ts'
 import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
@@ -57,6 +59,8 @@ export interface GatewayServerOptions {
   features?: PipelineFeatures
   /** Where cached answers live: Redis shared by replicas; in process when not given. */
   responseCache?: ResponseCache
+  /** Semantic mode's index over `responseCache` (with Redis: fed from it, cache/redis-semantic-feed.ts); in process when neither is given. */
+  semanticCache?: SemanticCache
   /** Sidecar mode: loopback peers only, no key, every call as the pod's identity (pipeline/authenticate-sidecar.ts). */
   sidecar?: SidecarAuth
   /** Data-plane JWT verification (`DataPlaneJwt.fromEnv`); absent: API keys only. */
@@ -140,6 +144,8 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
 
   const responseCache = options.responseCache ?? new MemoryResponseCache()
   if (!options.responseCache) app.addHook('onClose', () => responseCache.close())
+  const semanticCache = options.semanticCache ?? (options.responseCache ? undefined : new SemanticCache(responseCache, new SemanticIndex()))
+  if (semanticCache && !options.semanticCache) app.addHook('onClose', () => semanticCache.close())
   const guardrails = guardrailFeature({
     allowPrivateNetwork: options.guardrailsAllowPrivateNetwork ?? false,
     metrics: createGuardrailMetrics(metrics.registry),
@@ -147,7 +153,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     onProblems: (problems) => options.logger?.warn({ problems }, 'guardrail checks this gateway cannot run; they fail on every request'),
   })
   const features: PipelineFeatures = {
-    cache: cacheStage({ cache: responseCache, logger: app.log }),
+    cache: cacheStage({ cache: responseCache, ...(semanticCache ? { semantic: semanticCache } : {}), logger: app.log }),
     guardrailsBefore: guardrails.before,
     guardrailsAfter: guardrails.after,
     ...(options.usage ? { account: accountStage({ sink: options.usage }) } : {}),

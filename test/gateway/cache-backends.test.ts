@@ -99,3 +99,28 @@ describe.each(backends)('$name response cache', (backend) => {
     expect(await cache.get('ws-a', 'second')).not.toBeNull()
   })
 })
+
+describe.skipIf(skip !== null)('redis response cache, semantic entries', () => {
+  it('lists the live semantic entries of one workspace with their expiry, for a replica loading its index', async () => {
+    const prefix = testPrefix('cache')
+    prefixes.push(prefix)
+    const cache = new RedisResponseCache(redis!, { prefix })
+    const semantic = (partition: string): CachedAnswer => ({ ...answer('{"s":1}'), semantic: { partition, vector: 'AACAPw==' } })
+    await cache.set('ws-a', 's.one', semantic('p1'), 60_000)
+    await cache.set('ws-a', 's.two', semantic('p2'), 120_000)
+    await cache.set('ws-a', 'plain', answer('{"p":1}'), 60_000)
+    await cache.set('ws-b', 's.other', semantic('p1'), 60_000)
+    const listed: Array<{ key: string; partition: string | undefined; expiresInMs: number }> = []
+    const now = Date.now()
+    for await (const page of cache.semanticEntries('ws-a', now)) {
+      for (const entry of page) listed.push({ key: entry.key, partition: entry.answer.semantic?.partition, expiresInMs: entry.expiresAtMs - now })
+    }
+    expect(listed.map(({ key, partition }) => ({ key, partition }))).toEqual([
+      { key: 's.one', partition: 'p1' },
+      { key: 's.two', partition: 'p2' },
+    ])
+    expect(listed[0]!.expiresInMs).toBeGreaterThan(50_000)
+    expect(listed[1]!.expiresInMs).toBeGreaterThan(110_000)
+  })
+})
+

@@ -32,6 +32,14 @@ const otherWorkspaceKey = generateApiKey('workspace')
 
 const CONFIG = JSON.stringify({ provider: '@openai-main', cache: { mode: 'simple', max_age: 60 } })
 const SHORT_CONFIG = JSON.stringify({ provider: '@openai-main', cache: { mode: 'simple', max_age: 1 } })
+/** Falls back from an uncached target to one that caches its answers. */
+const TARGET_CONFIG = JSON.stringify({
+  strategy: { mode: 'fallback' },
+  targets: [
+    { provider: '@openai-main', override_params: { model: 'gpt-4o-mini' } },
+    { provider: '@openai-main', override_params: { model: 'gpt-4o' }, cache: { mode: 'simple', max_age: 60 } },
+  ],
+})
 
 beforeAll(async () => {
   if (skip !== null) return
@@ -187,5 +195,33 @@ describe.skipIf(skip !== null)('response cache across replicas', () => {
     const retried = await client(1).chat.completions.create(streamed).withResponse()
     expect(retried.response.headers.get('x-gateway-cache-status')).toBe('MISS')
     for await (const _chunk of retried.data) void _chunk
+  })
+
+  it('a cache on a target serves that target\'s answers, on every replica; DISABLED when an uncached target answered', async () => {
+    const body = fresh()
+    const targeted = (replica: number) => client(replica, { 'x-gateway-config': TARGET_CONFIG })
+    const plain = await targeted(0).chat.completions.create(body).withResponse()
+    expect(plain.response.headers.get('x-gateway-cache-status')).toBe('DISABLED')
+    expect(plain.response.headers.get('x-gateway-target-path')).toBe('config.targets[0]')
+
+    // The first target fails: the second answers and stores; next time it answers from the cache.
+    const firstFails = { status: 500, match: (request: { body: unknown }) => (request.body as { model?: string }).model === 'gpt-4o-mini' }
+    openai.script(firstFails)
+    const stored = await targeted(1).chat.completions.create(body).withResponse()
+    expect(stored.response.headers.get('x-gateway-cache-status')).toBe('MISS')
+    expect(stored.response.headers.get('x-gateway-target-path')).toBe('config.targets[1]')
+    openai.script(firstFails)
+    const hit = await targeted(0).chat.completions.create(body).withResponse()
+    expect(hit.response.headers.get('x-gateway-cache-status')).toBe('HIT')
+    expect(hit.response.headers.get('x-gateway-target-path')).toBe('config.targets[1]')
+    expect(hit.data).toEqual(stored.data)
+    // gpt-4o-mini three times (one answer, two failures), gpt-4o once.
+    expect(openai.requests.map((request) => (request.body as { model: string }).model)).toEqual(['gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o', 'gpt-4o-mini'])
+  })
+
+  it('answers DISABLED to cache headers where no cache applies', async () => {
+    const uncached = new OpenAI({ apiKey: keys.workspaceKey, baseURL: `${urls[0]}/v1`, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': '@openai-main', 'x-gateway-cache-namespace': 'n1' } })
+    const answer = await uncached.chat.completions.create(fresh()).withResponse()
+    expect(answer.response.headers.get('x-gateway-cache-status')).toBe('DISABLED')
   })
 })

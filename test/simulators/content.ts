@@ -152,25 +152,42 @@ export function splitArguments(json: string, pieces = 3): string[] {
   return parts
 }
 
-/** A deterministic unit-length vector for `text` (FNV-1a seeded xorshift), `dimensions` long. */
-export function embeddingVector(text: string, dimensions: number): Float32Array {
+/** FNV-1a of a string: the seed of its pseudo-random direction. */
+function fnv1a(text: string): number {
   let seed = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     seed ^= text.charCodeAt(i)
     seed = Math.imul(seed, 0x01000193) >>> 0
   }
-  if (seed === 0) seed = 1
-  const vector = new Float32Array(dimensions)
-  let norm = 0
-  for (let i = 0; i < dimensions; i++) {
-    seed ^= seed << 13
-    seed ^= seed >>> 17
-    seed ^= seed << 5
-    seed >>>= 0
-    const value = seed / 0xffffffff - 0.5
-    vector[i] = value
-    norm += value * value
+  return seed === 0 ? 1 : seed
+}
+
+/** Adds `weight` times the pseudo-random direction of `seed` (xorshift, values in -0.5..0.5) to `vector`. */
+function addDirection(vector: Float32Array, seed: number, weight: number): void {
+  let state = seed
+  for (let i = 0; i < vector.length; i++) {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    state >>>= 0
+    vector[i] = vector[i]! + weight * (state / 0xffffffff - 0.5)
   }
+}
+
+/**
+ * A deterministic unit-length vector for `text`, `dimensions` long, that means something: a bag of
+ * hashed words. Each lower-cased word has its own pseudo-random direction and the text's vector is
+ * their normalised sum, so texts sharing most words are close (cosine near 1), texts sharing none
+ * are near orthogonal, and word order does not matter. A text with no word falls back to one
+ * direction for its whole text. Semantic cache tests depend on this.
+ */
+export function embeddingVector(text: string, dimensions: number): Float32Array {
+  const vector = new Float32Array(dimensions)
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+  if (words.length === 0) addDirection(vector, fnv1a(text), 1)
+  for (const word of words) addDirection(vector, fnv1a(word), 1)
+  let norm = 0
+  for (let i = 0; i < dimensions; i++) norm += vector[i]! * vector[i]!
   const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0
   for (let i = 0; i < dimensions; i++) vector[i] = vector[i]! * scale
   return vector

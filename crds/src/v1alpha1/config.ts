@@ -147,8 +147,46 @@ const strategy = rules(
   ],
 )
 
+interface CacheShape {
+  mode: 'simple' | 'semantic'
+  embedding?: unknown
+  similarity_threshold?: number | undefined
+}
+
+/** Response caching: on the config for every request under it, on a target for that target's answers. */
+const cacheSettings = rules(
+  z
+    .strictObject({
+      mode: z.enum(['simple', 'semantic']).describe('simple: an exact match on the normalised request. semantic: the last user turn by embedding similarity, the rest of the request exactly.'),
+      max_age: z.int().min(1).max(2_592_000).optional().describe('Seconds an answer is served from the cache (default one day).'),
+      per_user: z.boolean().optional().describe("Key entries by the request body's user field too."),
+      similarity_threshold: z.number().min(0).max(1).optional().describe('Semantic mode: the cosine similarity a stored turn must reach (default 0.95).'),
+      embedding: z
+        .strictObject({
+          provider: z.string().min(1).max(256).describe("@<slug> of one of the workspace's providers that serves embeddings."),
+          model: z.string().min(1).max(256).describe('The embedding model, e.g. text-embedding-3-small.'),
+        })
+        .optional()
+        .describe('Semantic mode (required there): which provider and model embed the last user turn.'),
+    })
+    .describe('Response caching; the answer carries x-gateway-cache-status.'),
+  [
+    {
+      rule: "self.mode != 'semantic' || has(self.embedding)",
+      message: 'semantic mode needs an embedding provider and model',
+      check: (c: CacheShape) => c.mode !== 'semantic' || c.embedding !== undefined,
+    },
+    {
+      rule: "self.mode == 'semantic' || (!has(self.embedding) && !has(self.similarity_threshold))",
+      message: 'only semantic mode uses embedding and similarity_threshold',
+      check: (c: CacheShape) => c.mode === 'semantic' || (c.embedding === undefined && c.similarity_threshold === undefined),
+    },
+  ],
+)
+
 /** Fields of every node of the tree (the top object and each target). */
 const nodeFields = {
+  cache: cacheSettings.optional(),
   name: z.string().min(1).max(255).optional().describe('Names this target for conditional routing (then, default).'),
   provider: z.string().min(1).max(256).optional().describe('A stored provider: @<slug> (or the bare slug).'),
   virtual_key: z.string().min(1).max(256).optional().describe('A stored provider by slug or id: the older name for provider.'),
@@ -273,18 +311,9 @@ function node(depth: number): z.ZodType<ConfigNode> {
   return rules(z.strictObject({ ...nodeFields, ...groupFields(depth) }).describe(NODE_DESCRIPTION), groupRules)
 }
 
-/** Response caching, on the config itself (the gateway refuses it on a target). */
-const cacheSettings = z
-  .strictObject({
-    mode: z.enum(['simple']).describe('simple: an exact match on the normalised request (semantic mode is not served yet).'),
-    max_age: z.int().min(1).max(2_592_000).optional().describe('Seconds an answer is served from the cache (default one day).'),
-    per_user: z.boolean().optional().describe("Key entries by the request body's user field too."),
-  })
-  .describe('Response caching for requests under this config; the answer carries x-gateway-cache-status.')
-
 export const routingConfig = rules(
   z
-    .strictObject({ cache: cacheSettings.optional(), ...nodeFields, ...groupFields(0) })
+    .strictObject({ ...nodeFields, ...groupFields(0) })
     .describe('The routing config object: the gateway wire format (snake_case keys), a provider or a strategy over targets; naming neither, requests name their provider (x-gateway-provider, @slug/model) and the config adds retries, timeouts, caching or guardrails.'),
   // The top may name no provider: the request's headers or model do (a target may not).
   groupRules.slice(1),

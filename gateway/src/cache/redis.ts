@@ -6,7 +6,10 @@
  * nearest expiry while the workspace is over its byte cap.
  */
 import type { Cluster, Redis } from 'ioredis'
-import { DEFAULT_CACHE_LIMITS, decodeEntry, encodeEntry, type CacheLimits, type CachedAnswer, type ResponseCache } from './response-cache.ts'
+import { DEFAULT_CACHE_LIMITS, SEMANTIC_KEY_PREFIX, decodeEntry, encodeEntry, type CacheLimits, type CachedAnswer, type ResponseCache } from './response-cache.ts'
+
+/** Entries read per round trip when a replica loads a workspace's semantic entries. */
+const LOAD_PAGE_SIZE = 256
 
 const SET_SCRIPT = `
 local t = redis.call('TIME')
@@ -78,6 +81,29 @@ export class RedisResponseCache implements ResponseCache {
     const space = this.#space(workspaceId)
     const command = (this.#redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>).gatehouseCacheSet!
     await command.call(this.#redis, `${space}:e:${key}`, `${space}:idx`, `${space}:sz`, `${space}:bytes`, key, text, Math.max(1, Math.round(ttlMs)), this.#limits.maxBytesPerWorkspace, `${space}:e:`)
+  }
+
+  /**
+   * The workspace's live semantic-mode entries with their expiry (Redis time), a page at a time:
+   * what a replica reads to build its index of the workspace.
+   */
+  async *semanticEntries(workspaceId: string, nowMs: number): AsyncGenerator<Array<{ key: string; answer: CachedAnswer; expiresAtMs: number }>> {
+    const space = this.#space(workspaceId)
+    for (let offset = 0; ; offset += LOAD_PAGE_SIZE) {
+      const page = await this.#redis.zrangebyscore(`${space}:idx`, `(${nowMs}`, '+inf', 'WITHSCORES', 'LIMIT', offset, LOAD_PAGE_SIZE)
+      if (page.length === 0) return
+      const members: Array<{ key: string; expiresAtMs: number }> = []
+      for (let i = 0; i < page.length; i += 2) if (page[i]!.startsWith(SEMANTIC_KEY_PREFIX)) members.push({ key: page[i]!, expiresAtMs: Number(page[i + 1]) })
+      if (members.length > 0) {
+        const texts = await this.#redis.mget(members.map((member) => `${space}:e:${member.key}`))
+        const entries = members.flatMap((member, i) => {
+          const answer = texts[i] == null ? null : decodeEntry(texts[i]!)
+          return answer ? [{ ...member, answer }] : []
+        })
+        yield entries
+      }
+      if (page.length < LOAD_PAGE_SIZE * 2) return
+    }
   }
 
   async close(): Promise<void> {

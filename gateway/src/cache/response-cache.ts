@@ -16,6 +16,28 @@ export interface CachedAnswer {
   readonly chunks?: ReadonlyArray<{ readonly event?: string; readonly data: string }>
   /** Provider usage of the original answer, for the record (a hit costs nothing). */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number } | null
+  /** Semantic-mode entries: the partition and the embedding of the last user turn, kept with the answer so replicas can index it. */
+  readonly semantic?: SemanticTag
+}
+
+export interface SemanticTag {
+  readonly partition: string
+  /** Little-endian float32 bytes, base64. */
+  readonly vector: string
+}
+
+/** Keys of semantic-mode entries start with this, so a replica loading a workspace can find them. */
+export const SEMANTIC_KEY_PREFIX = 's.'
+
+export function encodeVector(vector: Float32Array): string {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')
+}
+
+export function decodeVector(text: string): Float32Array {
+  const bytes = Buffer.from(text, 'base64')
+  const vector = new Float32Array(Math.floor(bytes.byteLength / 4))
+  for (let i = 0; i < vector.length; i++) vector[i] = bytes.readFloatLE(i * 4)
+  return vector
 }
 
 export interface ResponseCache {

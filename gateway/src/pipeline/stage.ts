@@ -20,6 +20,7 @@
 import type { RequestHeaders } from '../core/headers.ts'
 import type { FinishReason, Usage } from '../providers/canonical.ts'
 import type { PlanNode, ProviderRef } from '../routing/plan.ts'
+import type { AttemptedLeaf } from '../routing/run.ts'
 import type { SelectedConfig } from '../routing/select.ts'
 import type { CompiledProvider, RouteTarget } from '../routing/target.ts'
 import type { RequestContext } from './context.ts'
@@ -178,6 +179,11 @@ export interface Exchange {
   readonly facts: ExchangeFacts
   /** Headers every answer carries (success and error): stages add theirs (rate limits, cache status). */
   readonly responseHeaders: Record<string, string>
+  /**
+   * Set by the cache stage when the config's targets cache their answers: dispatch sends each
+   * target attempt through it (it may answer from the cache instead).
+   */
+  attemptThroughCache?: (leaf: AttemptedLeaf, body: Record<string, unknown> | null, attempt: () => Promise<Answer>) => Promise<Answer>
 }
 
 export type Next = () => Promise<Answer>

@@ -8,10 +8,10 @@
  * Inheritance: `override_params` merge shallowly (the child wins); `retry` and `circuit_breaker`
  * are replaced whole; `request_timeout`, `custom_host` and `forward_headers` are the child's when
  * set, else the parent's. Guardrail lists (`input_guardrails`, `output_guardrails`) add up: a node
- * carries its own and its parents'.
+ * carries its own and its parents'. A target's `cache` applies to it and the targets under it.
  */
 import { compileQuery, type Predicate } from './conditions.ts'
-import { configPath, type ConfigNode } from '../snapshot/config-schema.ts'
+import { configPath, type CacheConfig, type ConfigNode } from '../snapshot/config-schema.ts'
 import { defaultBreakerSettings, type BreakerSettings } from './circuit-breaker.ts'
 import { DEFAULT_RETRY_STATUS_CODES, noRetries, type RetryPolicy } from './retry.ts'
 
@@ -44,6 +44,11 @@ interface NodeBase {
   /** `config`, `config.targets[1]`, ... */
   readonly path: string
   readonly guardrails: GuardrailRefs
+  /**
+   * Caching for the answers of this node's targets: its own `cache`, else its nearest parent's
+   * below the root. The root's cache covers the whole request instead (the cache stage).
+   */
+  readonly cache: CacheConfig | null
   readonly name: string | null
   readonly weight: number
 }
@@ -130,13 +135,14 @@ function withGuardrails(parent: GuardrailRefs, node: ConfigNode): GuardrailRefs 
   return { input: add(parent.input, node.input_guardrails), output: add(parent.output, node.output_guardrails) }
 }
 
-function planNode(node: ConfigNode, path: ReadonlyArray<string | number>, parent: LeafSettings, parentGuardrails: GuardrailRefs = NO_GUARDRAILS): PlanNode<ProviderRef> {
+function planNode(node: ConfigNode, path: ReadonlyArray<string | number>, parent: LeafSettings, parentGuardrails: GuardrailRefs = NO_GUARDRAILS, parentCache: CacheConfig | null = null): PlanNode<ProviderRef> {
   const settings = inherit(parent, node)
   const guardrails = withGuardrails(parentGuardrails, node)
-  const base = { path: configPath(path), name: node.name ?? null, weight: node.weight ?? 1, guardrails }
+  const cache = path.length === 0 ? null : (node.cache ?? parentCache)
+  const base = { path: configPath(path), name: node.name ?? null, weight: node.weight ?? 1, guardrails, cache }
   if (!node.strategy || !node.targets) return { ...base, kind: 'leaf', target: providerRef(node), settings }
 
-  const children = node.targets.map((child, index) => planNode(child, [...path, 'targets', index], settings, guardrails))
+  const children = node.targets.map((child, index) => planNode(child, [...path, 'targets', index], settings, guardrails, cache))
   const indexOf = (name: string): number => node.targets!.findIndex((child) => child.name === name)
   return {
     ...base,
@@ -147,6 +153,12 @@ function planNode(node: ConfigNode, path: ReadonlyArray<string | number>, parent
     defaultChild: node.strategy.default === undefined ? null : indexOf(node.strategy.default),
     children,
   }
+}
+
+/** Whether any target below the root caches its answers (then the cache stage looks at each attempt). */
+export function hasTargetCache(node: PlanNode<unknown>): boolean {
+  if (node.cache !== null) return true
+  return node.kind === 'group' && node.children.some(hasTargetCache)
 }
 
 /** Plans a config that `validateConfig` accepted. */

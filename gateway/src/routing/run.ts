@@ -11,13 +11,20 @@ import type { ProviderLookup } from './target.ts'
 import type { TargetHealthRegistry } from './target-health.ts'
 import { PlanExecutor, type ExecutionTrace } from './execute.ts'
 import type { PlanNode, ProviderRef } from './plan.ts'
+import type { CacheConfig } from '../snapshot/config-schema.ts'
 import { systemClock } from './retry.ts'
 import { withRequestTimeout } from './timeout.ts'
 
 export type Params = Readonly<Record<string, unknown>> & { readonly model?: unknown }
 
+/** The config node a target was planned from, as attempts may need it (its path, its cache). */
+export interface AttemptedLeaf {
+  readonly path: string
+  readonly cache: CacheConfig | null
+}
+
 /** Attempts one target with the body it gets (the request's, with its overrides applied). */
-export type TargetAttempt<Body extends Params, Result> = (target: BoundTarget, body: Body, signal: AbortSignal) => Promise<Result>
+export type TargetAttempt<Body extends Params, Result> = (target: BoundTarget, body: Body, signal: AbortSignal, leaf: AttemptedLeaf) => Promise<Result>
 
 /** What routing needs to know of the request it runs for. */
 export interface RouteRequest {
@@ -39,7 +46,7 @@ export class ConfiguredRoute<Body extends Params, Result> {
       (leaf, signal) => {
         const { overrideParams, requestTimeoutMs } = leaf.settings
         const payload = overrideParams === null ? body : ({ ...body, ...overrideParams } as Body)
-        const send = (attemptSignal: AbortSignal): Promise<Result> => attempt(leaf.target, payload, attemptSignal)
+        const send = (attemptSignal: AbortSignal): Promise<Result> => attempt(leaf.target, payload, attemptSignal, leaf)
         return requestTimeoutMs === null ? send(signal) : withRequestTimeout(requestTimeoutMs, signal, send)
       },
       {

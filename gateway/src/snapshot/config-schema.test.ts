@@ -8,14 +8,17 @@ function firstIssue(value: unknown): { path: string; message: string } {
 }
 
 describe('config schema', () => {
-  it('takes a simple cache on the config, refusing what is not served (semantic mode, a cache on a target)', () => {
+  it('takes simple and semantic caches on the config and on targets, refusing incomplete or mixed settings', () => {
     expect(validateConfig({ provider: '@openai', cache: { mode: 'simple', max_age: 60, per_user: true } }).ok).toBe(true)
-    expect(firstIssue({ provider: '@openai', cache: { mode: 'semantic' } }).path).toBe('config.cache.mode')
+    const semantic = { mode: 'semantic', similarity_threshold: 0.9, embedding: { provider: '@openai', model: 'text-embedding-3-small' } }
+    expect(validateConfig({ provider: '@openai', cache: semantic }).ok).toBe(true)
+    expect(firstIssue({ provider: '@openai', cache: { mode: 'semantic' } })).toEqual({ path: 'config.cache.embedding', message: expect.stringContaining('semantic mode needs an embedding') })
+    expect(firstIssue({ provider: '@openai', cache: { mode: 'simple', similarity_threshold: 0.9 } }).path).toBe('config.cache.similarity_threshold')
+    expect(firstIssue({ provider: '@openai', cache: { ...semantic, similarity_threshold: 1.5 } }).path).toBe('config.cache.similarity_threshold')
     expect(firstIssue({ provider: '@openai', cache: { mode: 'simple', max_age: 0 } }).path).toBe('config.cache.max_age')
-    expect(firstIssue({ strategy: { mode: 'fallback' }, targets: [{ provider: '@a' }, { provider: '@b', cache: { mode: 'simple' } }] })).toEqual({
-      path: 'config.targets[1].cache',
-      message: 'set cache on the config itself; per-target caching is not supported',
-    })
+    expect(firstIssue({ provider: '@openai', cache: { mode: 'fuzzy' } }).path).toBe('config.cache.mode')
+    expect(validateConfig({ strategy: { mode: 'fallback' }, targets: [{ provider: '@a' }, { provider: '@b', cache: { mode: 'simple' } }] }).ok).toBe(true)
+    expect(firstIssue({ strategy: { mode: 'fallback' }, targets: [{ provider: '@a' }, { provider: '@b', cache: { mode: 'semantic' } }] }).path).toBe('config.targets[1].cache.embedding')
   })
 
   it('accepts a root config naming no provider (the request names it), but not an unnamed target in a strategy', () => {

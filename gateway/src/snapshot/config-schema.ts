@@ -210,15 +210,38 @@ const customHost = z
     if (url.search !== '' || url.hash !== '') context.addIssue({ code: 'custom', message: 'must not carry a query or fragment' })
   })
 
-/** Response caching for requests under the config (`cache/`); set on the config itself. */
-const cache = z.strictObject({
-  /** `simple`: exact match on the normalised request. `semantic` is not served yet and is refused. */
-  mode: z.enum(['simple']),
-  /** Seconds an entry is served; 1 day when absent. */
-  max_age: z.number().int().min(1).max(CONFIG_LIMITS.maxCacheAgeS).optional(),
-  /** Key entries by the body's `user` too, so one end user never gets another's answer. */
-  per_user: z.boolean().optional(),
+/** The embedding model semantic caching compares requests with: one of the workspace's own providers. */
+const cacheEmbedding = z.strictObject({
+  /** `@slug` (or the bare slug) of a provider the workspace may use, serving embeddings. */
+  provider: z.string().min(1).max(256),
+  /** The embedding model at that provider, e.g. `text-embedding-3-small`. */
+  model: z.string().min(1).max(256),
 })
+
+/** Response caching (`cache/`): on the config, for every request under it; on a target, for the answers of that target (and those under it). */
+const cache = z
+  .strictObject({
+    /** `simple`: exact match on the normalised request. `semantic`: the last user turn by similarity, the rest exact. */
+    mode: z.enum(['simple', 'semantic']),
+    /** Seconds an entry is served; 1 day when absent. */
+    max_age: z.number().int().min(1).max(CONFIG_LIMITS.maxCacheAgeS).optional(),
+    /** Key entries by the body's `user` too, so one end user never gets another's answer. */
+    per_user: z.boolean().optional(),
+    /** Semantic mode: the cosine similarity a stored request must reach to answer (default 0.95). */
+    similarity_threshold: z.number().min(0).max(1).optional(),
+    /** Semantic mode: which provider and model embed the last user turn (required). */
+    embedding: cacheEmbedding.optional(),
+  })
+  .superRefine((value, context) => {
+    if (value.mode === 'semantic' && value.embedding === undefined) {
+      context.addIssue({ code: 'custom', path: ['embedding'], message: 'semantic mode needs an embedding provider and model: {"provider": "@slug", "model": "..."}' })
+    }
+    if (value.mode === 'simple') {
+      for (const field of ['embedding', 'similarity_threshold'] as const) {
+        if (value[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: 'only semantic mode uses this field' })
+      }
+    }
+  })
 
 export type CacheConfig = z.infer<typeof cache>
 const guardrailRefs = z.array(z.string().min(1).max(255)).max(CONFIG_LIMITS.maxGuardrails)
@@ -323,15 +346,6 @@ function depthOf(node: ConfigNode): number {
   return 1 + Math.max(0, ...(node.targets ?? []).map(depthOf))
 }
 
-function cachedTargetPath(targets: readonly ConfigNode[], path: ReadonlyArray<string | number>): Array<string | number> | null {
-  for (const [index, target] of targets.entries()) {
-    if (target.cache !== undefined) return [...path, index]
-    const nested = cachedTargetPath(target.targets ?? [], [...path, index, 'targets'])
-    if (nested !== null) return nested
-  }
-  return null
-}
-
 export type ConfigValidation = { ok: true; config: ConfigNode } | { ok: false; issues: ConfigIssue[] }
 
 /**
@@ -355,8 +369,6 @@ export function validateConfig(value: unknown): ConfigValidation {
   const unnamed = unnamedTargets(parsed.data, [])
   if (unnamed.length > 0) return { ok: false, issues: unnamed }
   if (depthOf(parsed.data) > CONFIG_LIMITS.maxDepth) return { ok: false, issues: [{ path: ['targets'], message: `targets nest at most ${CONFIG_LIMITS.maxDepth} levels deep` }] }
-  const nestedCache = cachedTargetPath(parsed.data.targets ?? [], ['targets'])
-  if (nestedCache !== null) return { ok: false, issues: [{ path: [...nestedCache, 'cache'], message: 'set cache on the config itself; per-target caching is not supported' }] }
   return { ok: true, config: parsed.data }
 }
 

@@ -92,6 +92,18 @@ describe('account stage, JSON answers', () => {
     expect(ex.facts.annotations.costUsd).toBe(draft.costUsd)
   })
 
+  it.each(['HIT', 'SEMANTIC HIT'] as const)('prices a cache %s at zero, with the usage of the stored answer on the record', async (status) => {
+    const { drafts, sink } = collector()
+    const ex = exchange({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+    // A hit under a config answers before dispatch: no provider is set on the facts.
+    await composePipeline(chat, [accountStage({ sink, now })], async (e): Promise<Answer> => {
+      e.facts.cacheStatus = status
+      return { kind: 'json', status: 200, body: { model: 'gpt-4o-mini', choices: [] }, usage: { inputTokens: 1000, outputTokens: 500 } }
+    }).run(ex)
+    expect(drafts[0]).toMatchObject({ cacheStatus: status, costUsd: 0, inputTokens: 1000, outputTokens: 500 })
+    expect(ex.facts.annotations.costUsd).toBe(0)
+  })
+
   it('counts tokens itself when the provider gave none, and says so', async () => {
     const { drafts, sink } = collector()
     const ex = exchange({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Say hello to the whole world, please.' }] })

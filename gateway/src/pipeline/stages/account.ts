@@ -174,17 +174,21 @@ class Account {
   #price(usage: Usage | null): void {
     const { facts, context } = this.#exchange
     const draft = this.draft
+    // A cache hit was answered without the provider (none is set on the facts then): nothing was spent.
+    if (draft.cacheStatus === 'HIT' || draft.cacheStatus === 'SEMANTIC HIT') {
+      draft.costUsd = 0
+      facts.annotations.costUsd = 0
+      return
+    }
     const provider = facts.provider
     if (!provider || draft.modelServed === null) return
-    const hit = draft.cacheStatus === 'HIT' || draft.cacheStatus === 'SEMANTIC HIT'
     const { kind, id } = provider.record
     const price =
       priceFor(kind, id, draft.modelServed, context.workspaceId, context.runtime.prices) ??
       (facts.upstreamModel !== null && facts.upstreamModel !== draft.modelServed ? priceFor(kind, id, facts.upstreamModel, context.workspaceId, context.runtime.prices) : null)
     if (price === null) return
     draft.pricingVersion = price.version
-    // A cache hit was answered without the provider: nothing was spent.
-    draft.costUsd = hit || usage === null ? 0 : costOf(usage, price)
+    draft.costUsd = usage === null ? 0 : costOf(usage, price)
     facts.annotations.costUsd = draft.costUsd
   }
 }

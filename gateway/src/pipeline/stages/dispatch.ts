@@ -34,10 +34,12 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
     health,
     { providers: context.runtime, workspaceId: context.workspaceId, metadata: context.metadata, signal: context.signal },
     body ?? {},
-    (target, payload, signal) => {
+    (target, payload, signal, leaf) => {
       // Overrides come from a config, not the client, but must meet the same limits before they go out.
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
-      return spec.attempt(exchange, target, body === null ? null : payload, signal)
+      const sent = body === null ? null : payload
+      const attempt = (): Promise<Answer> => spec.attempt(exchange, target, sent, signal)
+      return exchange.attemptThroughCache ? exchange.attemptThroughCache(leaf, sent, attempt) : attempt()
     },
   )
   try {
