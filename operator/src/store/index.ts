@@ -28,6 +28,7 @@ import { GuardrailRepository } from './repos/guardrails.ts'
 import { IntegrationRepository } from './repos/integrations.ts'
 import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
+import { NotificationRepository } from './repos/notifications.ts'
 import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
 import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
@@ -63,6 +64,8 @@ export interface Repositories {
   policies: PolicyRepository
   modelPrices: ModelPriceRepository
   feedback: FeedbackRepository
+  /** E-mail notifications sent (or to send) and singleton worker leases. */
+  notifications: NotificationRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -99,6 +102,7 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     policies: new PolicyRepository(db, sink),
     modelPrices: new ModelPriceRepository(db, sink),
     feedback: new FeedbackRepository(db),
+    notifications: new NotificationRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -162,6 +166,7 @@ export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
 export type { FeedbackRecord } from './repos/feedback.ts'
 export type { ModelPriceFields, ModelPriceKey, ModelPriceRecord } from './repos/model-prices.ts'
 export type { ResealReport } from './repos/reseal.ts'
+export type { NotificationKind, NotificationRecord } from './repos/notifications.ts'
 export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './repos/usage-logs.ts'
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'

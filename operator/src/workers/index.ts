@@ -1,5 +1,6 @@
 /**
- * Background workers of the control plane: key expiry, scheduled key rotation, usage-log retention.
+ * Background workers of the control plane: key expiry, scheduled key rotation, usage-log retention,
+ * and the lease-held reset and alert worker (periodic usage resets, alert and key notice e-mails).
  *
  *   const stop = startWorkers({ store, pepper, logger, clock? })
  *
@@ -8,10 +9,13 @@
  */
 import type { Logger } from 'pino'
 import { type Clock, systemClock } from '../clock.ts'
+import type { LimitCounters } from '../admin/context.ts'
 import type { RotatedKey } from '../identity/api-keys.ts'
+import { mailerFromEnv, type Mailer } from '../notifications/mailer.ts'
 import type { Store } from '../store/index.ts'
 import { createKeyExpiryWorker } from './key-expiry.ts'
 import { createKeyRotationWorker } from './key-rotation.ts'
+import { createResetsAndAlertsWorker } from './resets-and-alerts.ts'
 import { createUsageRetentionWorker, retentionFromEnv } from './usage-retention.ts'
 
 export interface WorkerOptions {
@@ -22,6 +26,10 @@ export interface WorkerOptions {
   onRotated?: (rotated: RotatedKey) => void | Promise<void>
   /** Environment for the retention windows (GATEHOUSE_LOG_RETENTION_DAYS, GATEHOUSE_METRICS_RETENTION_DAYS). */
   env?: NodeJS.ProcessEnv
+  /** The gateways' budget counters, for usage-limit alerts. */
+  limitCounters?: LimitCounters
+  /** Where notification e-mails go (default: from GATEHOUSE_SMTP_* in `env`; null: recorded as not sent). */
+  mailer?: Mailer | null
 }
 
 export function startWorkers(options: WorkerOptions): () => void {
@@ -31,6 +39,13 @@ export function startWorkers(options: WorkerOptions): () => void {
     createKeyExpiryWorker({ store: options.store, clock, onError: onError('key-expiry') }).start(),
     createUsageRetentionWorker({ store: options.store, clock, policy: retentionFromEnv(options.env ?? {}), onError: onError('usage-retention') }).start(),
   ]
+  const mailer = options.mailer !== undefined ? options.mailer : mailerFromEnv(options.env ?? {})
+  if (!mailer) options.logger.warn('notification e-mails are off: no SMTP server configured (GATEHOUSE_SMTP_URL or GATEHOUSE_SMTP_HOST); alerts are recorded as not sent')
+  stops.push(createResetsAndAlertsWorker({
+    store: options.store, clock, mailer, logger: options.logger, onError: onError('resets-and-alerts'),
+    ...(options.limitCounters ? { counters: options.limitCounters } : {}),
+  }).start())
+  if (mailer && options.mailer === undefined) stops.push(() => mailer.close())
   if (options.pepper) {
     const onRotated = options.onRotated ?? ((rotated: RotatedKey) => {
       options.logger.info({ keyId: rotated.key.id, transitionEndsAt: rotated.transitionEndsAt }, 'API key rotated on schedule')
@@ -46,3 +61,4 @@ export function startWorkers(options: WorkerOptions): () => void {
 
 export { createKeyExpiryWorker } from './key-expiry.ts'
 export { createKeyRotationWorker } from './key-rotation.ts'
+export { createResetsAndAlertsWorker } from './resets-and-alerts.ts'
