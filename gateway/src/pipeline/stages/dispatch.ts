@@ -9,7 +9,7 @@ import { GatewayError } from '../../core/errors.ts'
 import { ConfiguredRoute } from '../../routing/run.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
 import type { RouteSpec } from '../route-spec.ts'
-import type { Answer, Exchange, Terminal } from '../stage.ts'
+import { wrapAttempt, type Answer, type Exchange, type Terminal } from '../stage.ts'
 
 export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry): Terminal {
   return (exchange) => {
@@ -37,7 +37,7 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
     (target, payload, signal) => {
       // Overrides come from a config, not the client, but must meet the same limits before they go out.
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
-      return spec.attempt(exchange, target, body === null ? null : payload, signal)
+      return wrapAttempt(exchange, target.route, () => spec.attempt(exchange, target, body === null ? null : payload, signal))
     },
   )
   try {
