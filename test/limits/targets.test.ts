@@ -117,7 +117,8 @@ describe.skipIf(skipReason !== null)('a gateway killed mid-stream (Redis)', () =
     const doomed = startGatehouse(['gateway'], env)
     const survivor = startGatehouse(['gateway'], env)
     cleanups.push(() => doomed.kill(), () => survivor.stop())
-    const [doomedUrl, survivorUrl] = await Promise.all([doomed, survivor].map(async (p) => (await p.waitForLog((entry) => entry.msg === 'gateway is serving')).url!))
+    const serving = async (p: typeof doomed): Promise<string> => (await p.waitForLog((entry) => entry.msg === 'gateway is serving')).url!
+    const [doomedUrl, survivorUrl] = [await serving(doomed), await serving(survivor)]
     const send = (url: string, signal?: AbortSignal) => fetch(`${url}/v1/chat/completions`, {
       method: 'POST', signal,
       headers: { authorization: `Bearer ${workspaceKey}`, 'x-gateway-provider': '@sim', 'content-type': 'application/json' },

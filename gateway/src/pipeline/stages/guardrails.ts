@@ -168,7 +168,9 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
           }
           if (answer.kind === 'relay' && !answer.eventStream && isJsonRelay(answer)) {
             // A passthrough JSON answer (a created response): read it whole, judge its text, relay the same bytes.
-            const bytes = Buffer.concat(await Array.fromAsync(answer.body))
+            const parts: Uint8Array[] = []
+            for await (const part of answer.body) parts.push(part)
+            const bytes = Buffer.concat(parts)
             let body: unknown
             try {
               body = JSON.parse(bytes.toString('utf8'))
@@ -179,7 +181,7 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
             const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
             if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
             runDetached(exchange, detached, 'afterRequestHook', input, options)
-            return { ...answer, body: [bytes] }
+            return { ...answer, body: (async function* () { yield bytes })() }
           }
           if (answer.kind === 'stream') {
             answer.batches = guardStream(answer.batches, {
