@@ -162,7 +162,10 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   closers.push(() => limits.limiter.close())
   if (limits.shared) logger.info({ counters: limits.description }, 'rate limits and budgets are counted in Redis, shared by every replica')
   else logger.warn({ counters: limits.description }, 'rate limits and budgets are counted in this process only: set GATEHOUSE_REDIS_URL when several gateways run')
-  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger, costs: snapshotPricedCosts(holder) })
+  const limitsFactory = limitsStage({
+    limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger, costs: snapshotPricedCosts(holder),
+    ...(limits.reservationTtlMs ? { reservationTtlMs: limits.reservationTtlMs } : {}),
+  })
   const cachePrefix = `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache`
   const responseCache = limits.redis ? new RedisResponseCache(limits.redis, { prefix: cachePrefix }) : null
   // Each replica indexes semantic entries in process, fed from Redis (cache/redis-semantic-feed.ts).

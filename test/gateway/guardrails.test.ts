@@ -219,6 +219,20 @@ describe('attachments', () => {
     expect((await openai.chat.completions.create(ask('hello')).withResponse()).response.status).toBe(200)
   })
 
+  it('a config holding only guardrails routes by the request (its provider header) and runs them', async () => {
+    attach([GUARDS.noPasswords, GUARDS.shortAnswer], [])
+    const headers = { 'x-gateway-config': JSON.stringify({ input_guardrails: ['no-passwords'], output_guardrails: ['short'] }) }
+    expect((await apiError(openai.chat.completions.create(ask('password'), { headers }))).status).toBe(446)
+    const { response } = await openai.chat.completions.create(ask('hello'), { headers }).withResponse()
+    expect(response.status).toBe(246)
+    expect(response.headers.get('x-gateway-provider')).toBe('sim')
+  })
+
+  it('a responses-API answer with an output guardrail through the OpenAI SDK: a deny is a 446', async () => {
+    attach([GUARDS.noCharlie({ mode: 'all', windowChars: 256 })], [{ workspaceId: null, input: [], output: ['no-charlie'] }])
+    expect((await apiError(openai.responses.create({ model: 'gpt-4o-mini', input: 'charlie' }))).status).toBe(446)
+  })
+
   it('mutating checks change what the provider receives', async () => {
     attach([guardrail({ id: 'prefix', checks: [check('default.addPrefix', { prefix: 'Be brief. ' })] })], [{ workspaceId: WORKSPACE_ID, input: ['prefix'], output: [] }])
     await openai.chat.completions.create(ask('why?'))

@@ -94,7 +94,7 @@ describe('budgets and token limits on Redis, end to end', () => {
     expect(served.every((o) => o.text.includes('data: [DONE]'))).toBe(true)
     expect(outcomes.filter((o) => o.status === 412 && o.code === 'budget_exhausted')).toHaveLength(63)
     await new Promise((resolve) => setTimeout(resolve, 200))
-    const key = `${setup.keyPrefix}{org-test}:b:race:@0:-`
+    const key = `${setup.keyPrefix}{org-test}:b:race:s0:-`
     const [spent] = await setup.limiter.usage([key])
     expect(spent).toBeLessThanOrEqual(creditLimit)
     // Settled to what the provider reported, not the worst cases reserved.

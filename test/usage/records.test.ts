@@ -10,7 +10,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { UsageShipper } from '@gatehouse/gateway'
 import { usageRecord, type UsageRecord } from '@gatehouse/gateway/snapshot'
 import { costOf, tablePrice } from '../../gateway/src/pricing/index.ts'
-import { countText, textOf } from '../../gateway/src/usage/estimate.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
 import { pollUntil } from '../helpers/processes.ts'
 import { startAnthropicSimulator } from '../simulators/anthropic.ts'
@@ -93,14 +92,29 @@ describe('one record per request, with the provider usage and its cost', () => {
     expect(record!.costUsd).toBeCloseTo(costOf({ inputTokens: usage!.prompt_tokens, outputTokens: usage!.completion_tokens }, price('gpt-4o')), 12)
   })
 
-  it('a stream without include_usage: counted by Gatehouse and marked estimated', async () => {
+  it('a stream without include_usage: usage asked for upstream, kept from the client, exact on the record', async () => {
     const body = { model: 'gpt-4o', messages: [{ role: 'user' as const, content: 'count me please' }] }
     const stream = await client.chat.completions.create({ ...body, stream: true })
     let text = ''
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    const chunks: OpenAI.ChatCompletionChunk[] = []
+    for await (const chunk of stream) {
+      chunks.push(chunk)
+      text += chunk.choices[0]?.delta.content ?? ''
+    }
+    // The client asked for no usage: no usage chunk (relayed chunks may say `usage: null`, as OpenAI's do with include_usage).
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.every((chunk) => chunk.choices.length > 0 && (chunk.usage ?? null) === null)).toBe(true)
+    // Upstream was asked for it.
+    expect((primary.requests.at(-1)!.body as { stream_options?: unknown }).stream_options).toEqual({ include_usage: true })
     const [record] = await records()
-    expect(record).toMatchObject({ streamed: true, estimated: true, outputTokens: countText(text), inputTokens: countText(textOf(body)) })
-    expect(record!.outputTokens).toBeGreaterThan(0)
+    // The same request asking for usage itself reports what the record carries.
+    stored.length = 0
+    const asked = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })
+    let usage: OpenAI.CompletionUsage | null | undefined
+    for await (const chunk of asked) if (chunk.usage) usage = chunk.usage
+    expect(usage!.completion_tokens).toBeGreaterThan(0)
+    expect(record).toMatchObject({ streamed: true, estimated: false, inputTokens: usage!.prompt_tokens, outputTokens: usage!.completion_tokens, finishReason: 'stop' })
+    expect(text.length).toBeGreaterThan(0)
   })
 
   it('text completions and embeddings', async () => {

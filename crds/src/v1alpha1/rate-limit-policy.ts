@@ -1,6 +1,6 @@
 /** RateLimitPolicy: a rate limit applied to the requests matching its conditions. */
 import { z } from 'zod'
-import { RATE_LIMIT_UNITS, displayName, policyConditions, policyGroupBy, workspaceRef } from './shared.ts'
+import { RATE_LIMIT_UNITS, displayName, limitEnforcementFields, policyConditions, policyGroupBy, workspaceRef } from './shared.ts'
 import type { KindDefinition } from './kind.ts'
 
 export const rateLimitPolicySpec = z
@@ -14,6 +14,7 @@ export const rateLimitPolicySpec = z
       .enum(RATE_LIMIT_UNITS)
       .describe('Window: rpm (per minute), rph (per hour), rpd (per day) or rpw (per week).'),
     value: z.int().min(0).max(1_000_000_000_000).describe('Maximum count per window for each group.'),
+    ...limitEnforcementFields,
   })
   .describe('Desired state of the RateLimitPolicy.')
 

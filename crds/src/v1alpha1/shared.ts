@@ -141,6 +141,22 @@ export const rateLimitList = (owner: string) =>
   )
 
 /** Shared by usage limits on workspaces/providers and by UsageLimitPolicy. */
+/**
+ * How a limit policy is enforced, named after the Kubernetes AI Gateway working group's draft
+ * rate-limit policy (`shadowMode`; FailOpen/FailClosed): `shadowMode` evaluates and reports
+ * without refusing; `failureMode` says what happens while the counter store is unreachable.
+ */
+export const limitEnforcementFields = {
+  shadowMode: z
+    .boolean()
+    .optional()
+    .describe('Evaluate and report (metric, usage record, x-gateway-limits-shadow header) without refusing any request; for rolling a limit out safely.'),
+  failureMode: z
+    .enum(['FailOpen', 'FailClosed'])
+    .optional()
+    .describe('While the counter store (Redis) is unreachable: FailClosed answers 503, FailOpen admits under a per-replica fallback limit. Default: FailClosed for budgets and token rates, FailOpen for request rates.'),
+}
+
 export const usageLimitFields = {
   type: z.enum(['cost', 'tokens']).describe('What is budgeted: cost (US dollars) or tokens.'),
   creditLimit: z

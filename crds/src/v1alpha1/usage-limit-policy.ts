@@ -1,6 +1,6 @@
 /** UsageLimitPolicy: a budget (cost or tokens) for the requests matching its conditions. */
 import { z } from 'zod'
-import { displayName, policyConditions, policyGroupBy, rules, usageLimitFields, usageLimitRules, workspaceRef } from './shared.ts'
+import { displayName, limitEnforcementFields, policyConditions, policyGroupBy, rules, usageLimitFields, usageLimitRules, workspaceRef } from './shared.ts'
 import type { KindDefinition } from './kind.ts'
 
 export const usageLimitPolicySpec = rules(
@@ -11,6 +11,7 @@ export const usageLimitPolicySpec = rules(
       conditions: policyConditions,
       groupBy: policyGroupBy,
       ...usageLimitFields,
+      ...limitEnforcementFields,
     })
     .describe('Desired state of the UsageLimitPolicy.'),
   usageLimitRules,

@@ -55,6 +55,14 @@ export function answerText(body: unknown): string {
     return (answer.content as Json[]).map((block) => (block.type === 'tool_use' ? JSON.stringify(block.input ?? {}) : typeof block.text === 'string' ? block.text : '')).filter(Boolean).join('\n')
   }
   if (typeof answer.output_text === 'string') return answer.output_text
+  // A response object (the Responses API): its message items' output_text parts, and function call arguments.
+  if (Array.isArray(answer.output)) {
+    return (answer.output as Json[]).flatMap((item) => {
+      if (item.type === 'function_call' && typeof item.arguments === 'string') return [item.arguments]
+      if (!Array.isArray(item.content)) return []
+      return (item.content as Json[]).map((part) => (typeof part.text === 'string' ? part.text : '')).filter(Boolean)
+    }).join('\n')
+  }
   return ''
 }
 

@@ -7,6 +7,8 @@
  *   GATEHOUSE_REDIS_USERNAME / GATEHOUSE_REDIS_PASSWORD   for Sentinel and Cluster (the ACL user the chart creates)
  *   GATEHOUSE_LIMITS_KEY_PREFIX     prefix of every counter key (default `gh:`; the ACL user's key pattern)
  *   GATEHOUSE_REDIS_TIMEOUT_MS      per-command timeout (default 500): past it the limit's failure mode decides
+ *   GATEHOUSE_LIMITS_RESERVATION_TTL_MS  how long a reservation outlives a silent holder, e.g. a gateway
+ *                                   that died mid-stream (default 120000); a live stream keeps renewing it
  *
  * With none of them, counters live in process: exact for one process (embedded mode), per replica
  * when several gateways run — which is why `shared` says so and the boot log should.
@@ -25,6 +27,8 @@ export interface LimiterSetup {
   readonly description: string
   /** The Redis connection the counters use (null in process); other shared state (the response cache) uses it too. */
   readonly redis: Redis | Cluster | null
+  /** GATEHOUSE_LIMITS_RESERVATION_TTL_MS, when set. */
+  readonly reservationTtlMs?: number
 }
 
 function hostPorts(value: string, variable: string): Array<{ host: string; port: number }> {
@@ -49,11 +53,20 @@ export function redisOptionsFromEnv(env: NodeJS.ProcessEnv): RedisLimiterOptions
   return null
 }
 
+function reservationTtlFromEnv(env: NodeJS.ProcessEnv): { reservationTtlMs?: number } {
+  const raw = env.GATEHOUSE_LIMITS_RESERVATION_TTL_MS
+  if (raw === undefined || raw === '') return {}
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1_000) throw new Error('GATEHOUSE_LIMITS_RESERVATION_TTL_MS must be a whole number of milliseconds, at least 1000')
+  return { reservationTtlMs: value }
+}
+
 export function limiterFromEnv(env: NodeJS.ProcessEnv): LimiterSetup {
   const keyPrefix = env.GATEHOUSE_LIMITS_KEY_PREFIX ?? 'gh:'
+  const ttl = reservationTtlFromEnv(env)
   const options = redisOptionsFromEnv(env)
-  if (options === null) return { limiter: new MemoryLimiter(), keyPrefix, shared: false, description: 'in process', redis: null }
+  if (options === null) return { limiter: new MemoryLimiter(), keyPrefix, shared: false, description: 'in process', redis: null, ...ttl }
   const description = options.clusterNodes ? `Redis Cluster (${options.clusterNodes.length} seed nodes)` : options.sentinels ? `Redis Sentinel (${options.sentinelName})` : 'Redis'
   const redis = connectRedis(options)
-  return { limiter: new RedisLimiter(redis), keyPrefix, shared: true, description, redis }
+  return { limiter: new RedisLimiter(redis), keyPrefix, shared: true, description, redis, ...ttl }
 }

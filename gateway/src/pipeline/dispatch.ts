@@ -60,8 +60,11 @@ export async function readErrorBody(response: { body: AsyncIterable<Uint8Array> 
   return jsonOrText(text)
 }
 
-function responseContext(model: string): ResponseContext {
-  return { requestModel: model, responseId: `gh-${randomUUID()}`, createdAt: Math.floor(Date.now() / 1000) }
+function responseContext(model: string, request?: unknown): ResponseContext {
+  const context: ResponseContext = { requestModel: model, responseId: `gh-${randomUUID()}`, createdAt: Math.floor(Date.now() / 1000) }
+  if (request === undefined) return context
+  const streamOptions = (request as { stream_options?: { include_usage?: unknown } | null }).stream_options
+  return { ...context, clientIncludeUsage: streamOptions?.include_usage === true }
 }
 
 function providerFailure(target: RouteTarget, status: number, headers: Record<string, string>, body: unknown): GatewayError {
@@ -146,7 +149,7 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
   if (response.status >= 400) return failFromStatus(target, response)
 
   const transform = operation.stream
-  const state = transform.start(responseContext(target.upstreamModel))
+  const state = transform.start(responseContext(target.upstreamModel, request))
   const observeRaw = relay && operation.framing === 'sse' ? transform.observeRaw : undefined
   // Leaving the loop at [DONE] must not destroy the body (see the dump in `finally` below).
   const body = response.body.iterator({ destroyOnReturn: false })

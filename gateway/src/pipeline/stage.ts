@@ -184,6 +184,22 @@ export interface Exchange {
    * target attempt through it (it may answer from the cache instead).
    */
   attemptThroughCache?: (leaf: AttemptedLeaf, body: Record<string, unknown> | null, attempt: () => Promise<Answer>) => Promise<Answer>
+  /**
+   * Wrappers around each attempt at one target of a config's plan, added by stages that depend on
+   * the target (limits declared on a provider or integration). Direct routes know their target
+   * before the stages run and never call them.
+   */
+  attemptWrappers?: AttemptWrapper[]
+}
+
+/** Runs (or refuses) one attempt at `target`; `attempt` makes it. */
+export type AttemptWrapper = (target: RouteTarget, attempt: () => Promise<Answer>) => Promise<Answer>
+
+/** One attempt at `target` through the exchange's attempt wrappers (the first added is outermost). */
+export function wrapAttempt(exchange: Exchange, target: RouteTarget, attempt: () => Promise<Answer>): Promise<Answer> {
+  const wrappers = exchange.attemptWrappers
+  if (!wrappers || wrappers.length === 0) return attempt()
+  return wrappers.reduceRight<() => Promise<Answer>>((inner, wrapper) => () => wrapper(target, inner), attempt)()
 }
 
 export type Next = () => Promise<Answer>

@@ -48,6 +48,12 @@ export interface ResponseContext {
   responseId: string
   /** Unix seconds to use where the provider does not supply a timestamp. */
   createdAt: number
+  /**
+   * Whether the client asked for stream usage (`stream_options.include_usage`). Adapters that ask
+   * upstream for usage anyway, for accounting, drop it from what the client gets when this is false.
+   * Undefined: not a client stream (the stream's usage chunks are kept).
+   */
+  clientIncludeUsage?: boolean
 }
 
 /**

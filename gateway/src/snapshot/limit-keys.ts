@@ -4,9 +4,12 @@
  *
  * Budgets are counted per period: a calendar week (from Monday 00:00 UTC) or month (from the 1st)
  * for `periodic_reset`, N days from the period anchor for `periodic_reset_days`, forever
- * otherwise. The anchor (`periodStartedAt`, the last manual reset) is part of the key too, so a
- * reset starts a fresh counter at once, on every replica, with no counter to wipe. Rate limits
- * slide and need no period.
+ * otherwise. The anchor (`periodStartedAt`, the last reset) bounds the period from below, and an
+ * explicit end (`periodEndsAt`, the stored `next_usage_reset_at`) holds the period open until it
+ * passes; after it, periods run from that end. The counter key names the period by its start
+ * time, so a manual reset (a later anchor) starts a fresh counter at once on every replica, while
+ * the reset worker writing `last_reset_at` = the start of the period already running (and the next
+ * end) leaves the key, and so what was spent, unchanged.
  *
  * All of an organisation's counters carry one hash tag, `{<organisation id>}`: the counters a
  * request touches (its key's, its workspace's, the policies') are then in one Redis Cluster slot
@@ -17,35 +20,48 @@ import type { SnapshotLimit } from './policies.ts'
 
 const DAY_MS = 86_400_000
 
-type PeriodFields = Pick<SnapshotLimit, 'kind' | 'periodicReset' | 'periodicResetDays' | 'periodStartedAt'>
+type PeriodFields = Pick<SnapshotLimit, 'kind' | 'periodicReset' | 'periodicResetDays' | 'periodStartedAt'> & Partial<Pick<SnapshotLimit, 'periodEndsAt'>>
 
 export interface LimitPeriod {
   /** Names the period inside the counter key. */
   readonly label: string
+  /** When the period started (the epoch for a budget that never reset). */
+  readonly startsAtMs: number
   /** When the period ends (the next reset), null for a budget that never resets. */
   readonly endsAtMs: number | null
 }
 
-export function limitPeriod(limit: PeriodFields, nowMs: number): LimitPeriod {
-  const anchor = limit.periodStartedAt === null ? 0 : Date.parse(limit.periodStartedAt)
-  const base = `@${anchor}`
-  if (limit.kind === 'rate') return { label: '', endsAtMs: null }
+/** The period running at `nowMs` when periods are counted from `anchorMs`. */
+function periodFrom(limit: PeriodFields, anchorMs: number, nowMs: number): { startsAtMs: number; endsAtMs: number | null } {
   const now = new Date(nowMs)
   if (limit.periodicReset === 'monthly') {
     const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)
-    return { label: `${base}m${start}`, endsAtMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) }
+    return { startsAtMs: Math.max(start, anchorMs), endsAtMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) }
   }
   if (limit.periodicReset === 'weekly') {
     const daysSinceMonday = (now.getUTCDay() + 6) % 7
     const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - daysSinceMonday)
-    return { label: `${base}w${start}`, endsAtMs: start + 7 * DAY_MS }
+    return { startsAtMs: Math.max(start, anchorMs), endsAtMs: start + 7 * DAY_MS }
   }
   if (limit.periodicResetDays !== null) {
     const lengthMs = limit.periodicResetDays * DAY_MS
-    const index = Math.max(0, Math.floor((nowMs - anchor) / lengthMs))
-    return { label: `${base}d${index}`, endsAtMs: anchor + (index + 1) * lengthMs }
+    const index = Math.max(0, Math.floor((nowMs - anchorMs) / lengthMs))
+    return { startsAtMs: anchorMs + index * lengthMs, endsAtMs: anchorMs + (index + 1) * lengthMs }
   }
-  return { label: base, endsAtMs: null }
+  return { startsAtMs: anchorMs, endsAtMs: null }
+}
+
+export function limitPeriod(limit: PeriodFields, nowMs: number): LimitPeriod {
+  if (limit.kind === 'rate') return { label: '', startsAtMs: 0, endsAtMs: null }
+  const anchor = limit.periodStartedAt === null ? 0 : Date.parse(limit.periodStartedAt)
+  const explicitEnd = limit.periodEndsAt ? Date.parse(limit.periodEndsAt) : null
+  let period: { startsAtMs: number; endsAtMs: number | null }
+  if (explicitEnd !== null && explicitEnd > anchor) {
+    period = nowMs < explicitEnd ? { startsAtMs: anchor, endsAtMs: explicitEnd } : periodFrom(limit, explicitEnd, nowMs)
+  } else {
+    period = periodFrom(limit, anchor, nowMs)
+  }
+  return { label: `s${period.startsAtMs}`, ...period }
 }
 
 /**

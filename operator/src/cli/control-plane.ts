@@ -142,7 +142,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     registerProbes(adminApp, store)
     await adminApp.ready()
     closers.push(() => adminApp.close())
-    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper, env }))
+    closers.push(startWorkers({ store, logger, pepper: secrets.keyPepper, env, ...(limitCounters ? { limitCounters } : {}) }))
     const fileWatch = options.watchResourceFiles && options.resourceFiles.length > 0 ? watchFileSet(fileTarget, options.resourceFiles, logger) : null
     if (fileWatch) closers.push(() => fileWatch.close())
     return {

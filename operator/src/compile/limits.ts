@@ -110,7 +110,7 @@ function rateLimits(owner: Owner, raw: unknown, report: Report): Limit[] {
   return out
 }
 
-function usageLimits(owner: Owner, raw: unknown, now: Date, report: Report): Limit[] {
+function usageLimits(owner: Owner, raw: unknown, report: Report): Limit[] {
   if (raw === null || raw === undefined) return []
   const entries = Array.isArray(raw) ? raw : [raw]
   const out: Limit[] = []
@@ -121,7 +121,9 @@ function usageLimits(owner: Owner, raw: unknown, now: Date, report: Report): Lim
       return
     }
     const limits: UsageLimits = parsed.data
-    const anchor = owner.periodStartedAt ? new Date(owner.periodStartedAt) : now
+    // Without an anchor (integration access entries) only a stated next reset is an end: one
+    // computed from the compile time would move with every snapshot and hold the period open.
+    const periodEndsAt = owner.periodEndsAt ?? (owner.periodStartedAt ? nextUsageResetAt(limits, new Date(owner.periodStartedAt)) : (limits.next_usage_reset_at ?? null))
     out.push({
       id: `${owner.source}:${owner.ownerId}:usage:${limits.type}`,
       source: owner.source,
@@ -139,7 +141,7 @@ function usageLimits(owner: Owner, raw: unknown, now: Date, report: Report): Lim
       periodicReset: limits.periodic_reset ?? null,
       periodicResetDays: limits.periodic_reset_days ?? null,
       periodStartedAt: owner.periodStartedAt,
-      periodEndsAt: owner.periodEndsAt ?? nextUsageResetAt(limits, anchor),
+      periodEndsAt,
       shadow: false,
       failureMode: null,
     })
@@ -148,7 +150,7 @@ function usageLimits(owner: Owner, raw: unknown, now: Date, report: Report): Lim
 }
 
 function ownerLimits(owner: Owner, rate: unknown, usage: unknown, sources: LimitSources): Limit[] {
-  return [...rateLimits(owner, rate, sources.report), ...usageLimits(owner, usage, sources.now, sources.report)]
+  return [...rateLimits(owner, rate, sources.report), ...usageLimits(owner, usage, sources.report)]
 }
 
 /** An integration's per-workspace limits apply to the providers onto it, in that workspace. */
@@ -202,7 +204,7 @@ export function compileLimits(sources: LimitSources): SnapshotLimit[] {
   for (const provider of sources.providers) {
     out.push(...ownerLimits({
       source: 'provider', ownerId: provider.id, name: provider.slug, workspaceId: provider.workspaceId, conditions: [{ key: 'provider', values: [provider.id] }],
-      periodStartedAt: provider.createdAt, periodEndsAt: null, path: `providers.${provider.slug}`,
+      periodStartedAt: provider.lastResetAt ?? provider.createdAt, periodEndsAt: null, path: `providers.${provider.slug}`,
     }, provider.rateLimits, provider.usageLimits, sources))
   }
   for (const integration of sources.integrations) out.push(...integrationLimits(integration, sources.providers, sources.workspaces, sources))

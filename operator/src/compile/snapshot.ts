@@ -72,7 +72,7 @@ function configResolver(configs: readonly ConfigRecord[]): ConfigResolver {
   }
 }
 
-function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver, disabledUsers: ReadonlySet<string>): SnapshotApiKey[] {
+export function keyEntries(key: ApiKeyRecord, now: Date, resolveConfig: ConfigResolver, disabledUsers: ReadonlySet<string> = new Set()): SnapshotApiKey[] {
   // The gateway knows active/expired/revoked; an exhausted key is unusable like a revoked one, and
   // so is the key of a deactivated user (active again, unchanged, when the user is reactivated).
   const userDisabled = key.userId !== null && disabledUsers.has(key.userId)
@@ -224,7 +224,7 @@ async function compileProvider(store: Store, sources: ProviderSources, provider:
 const POLICY_PAGE = 500
 
 /** Every active policy of one kind (paged through; archived ones are never enforced). */
-async function activePolicies(store: Store, orgId: string, kind: PolicyKind): Promise<PolicyRecord[]> {
+export async function activePolicies(store: Store, orgId: string, kind: PolicyKind): Promise<PolicyRecord[]> {
   const out: PolicyRecord[] = []
   for (let page = 0; ; page++) {
     const { total, data } = await store.policies.list(orgId, kind, { status: 'active' }, page, POLICY_PAGE)

@@ -11,6 +11,7 @@ import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { startEmbedded, type EmbeddedGatehouse } from '../cli/embedded.ts'
+import { compileSnapshot } from '../compile/snapshot.ts'
 import { ensureOrganization } from '../identity/bootstrap.ts'
 import { openMigratedPglite, openTestPgliteStore } from '../store/testing.ts'
 import { applyResource, applyResources, deleteResource, ResourceError, type ApplyContext, type SourcedResource } from './apply.ts'
@@ -58,6 +59,8 @@ spec:
   type: requests
   unit: rpm
   value: 100
+  shadowMode: true
+  failureMode: FailOpen
 ---
 apiVersion: gatehouse.dev/v1alpha1
 kind: UsageLimitPolicy
@@ -70,6 +73,7 @@ spec:
   creditLimit: 50
   alertThreshold: 40
   periodicReset: monthly
+  failureMode: FailClosed
 `
 
 let directory: string
@@ -136,6 +140,15 @@ describe('resources applied from a file in embedded mode', () => {
     expect(rate).toEqual([expect.objectContaining({ name: 'per-key-rpm', managedBy: 'file', type: 'requests', unit: 'rpm', value: 100, creditLimit: null })])
     expect(usage).toEqual([expect.objectContaining({ name: 'Monthly budget', managedBy: 'file', workspaceId: null, type: 'cost', creditLimit: 50, alertThreshold: 40, periodicReset: 'monthly' })])
     expect(new Date(usage[0]!.nextUsageResetAt!).getUTCDate()).toBe(1)
+  })
+
+  it('carries shadowMode and failureMode from the CRDs through the store into the snapshot', async () => {
+    const { rate, usage } = (await rows()) as { rate: unknown[]; usage: unknown[] }
+    expect(rate).toEqual([expect.objectContaining({ shadow: true, failureMode: 'open' })])
+    expect(usage).toEqual([expect.objectContaining({ shadow: false, failureMode: 'closed' })])
+    const snapshot = await compileSnapshot(gatehouse.store, { generation: 1 })
+    const limits = snapshot.limits.filter((limit) => limit.source === 'policy')
+    expect(limits.map((limit) => [limit.name, limit.shadow, limit.failureMode]).sort()).toEqual([['Monthly budget', false, 'closed'], ['per-key-rpm', true, 'open']])
   })
 
   it('applying the same resources again changes nothing', async () => {

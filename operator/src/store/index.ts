@@ -30,6 +30,7 @@ import { InviteRepository } from './repos/invites.ts'
 import { MemberRepository } from './repos/members.ts'
 import { AGENT_INTEGRATIONS, McpIntegrationRepository } from './repos/mcp-integrations.ts'
 import { AGENT_SERVERS, McpServerRepository } from './repos/mcp-servers.ts'
+import { NotificationRepository } from './repos/notifications.ts'
 import { OrganisationGuardrailRepository } from './repos/organisation-guardrails.ts'
 import { ModelPriceRepository } from './repos/model-prices.ts'
 import { OrganizationRepository } from './repos/organizations.ts'
@@ -81,6 +82,8 @@ export interface Repositories {
   agentServers: McpServerRepository
   scim: ScimRepository
   sessions: SessionRepository
+  /** E-mail notifications sent (or to send) and singleton worker leases. */
+  notifications: NotificationRepository
   /** Re-seals credentials still under an old encryption key (key rotation). */
   credentials: CredentialResealer
 }
@@ -127,6 +130,7 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
     agentServers: new McpServerRepository(db, sink, AGENT_SERVERS),
     scim: new ScimRepository(db, sink),
     sessions: new SessionRepository(db),
+    notifications: new NotificationRepository(db),
     credentials: new CredentialResealer(db, keyring),
   }
 }
@@ -190,6 +194,7 @@ export type { PolicyKind, PolicyRecord } from './repos/policies.ts'
 export type { FeedbackRecord } from './repos/feedback.ts'
 export type { ModelPriceFields, ModelPriceKey, ModelPriceRecord } from './repos/model-prices.ts'
 export type { ResealReport } from './repos/reseal.ts'
+export type { NotificationKind, NotificationRecord } from './repos/notifications.ts'
 export { DEFAULT_RETENTION, type IngestOutcome, type RetentionPolicy } from './repos/usage-logs.ts'
 export type { SecretManagerType, SecretReferenceRecord } from './repos/secret-references.ts'
 export type { InviteRecord } from './repos/invites.ts'

@@ -9,7 +9,7 @@ import { GatewayError } from '../../core/errors.ts'
 import { ConfiguredRoute } from '../../routing/run.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
 import type { RouteSpec } from '../route-spec.ts'
-import type { Answer, Exchange, Terminal } from '../stage.ts'
+import { wrapAttempt, type Answer, type Exchange, type Terminal } from '../stage.ts'
 
 export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry): Terminal {
   return (exchange) => {
@@ -39,7 +39,8 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
       const sent = body === null ? null : payload
       const attempt = (): Promise<Answer> => spec.attempt(exchange, target, sent, signal)
-      return exchange.attemptThroughCache ? exchange.attemptThroughCache(leaf, sent, attempt) : attempt()
+      // Target-bound limits wrap the target's cache, as the limits stage runs before the cache stage on a direct route.
+      return wrapAttempt(exchange, target.route, () => (exchange.attemptThroughCache ? exchange.attemptThroughCache(leaf, sent, attempt) : attempt()))
     },
   )
   try {

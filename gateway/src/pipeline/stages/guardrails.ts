@@ -78,6 +78,12 @@ function runDetached(exchange: Exchange, guardrails: readonly CompiledGuardrail[
   )
 }
 
+/** A relayed answer whose body is JSON (by its content type). */
+function isJsonRelay(answer: { headers: Record<string, string> }): boolean {
+  const type = Object.entries(answer.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? ''
+  return /^application\/(?:[\w.+-]+\+)?json\b/i.test(type)
+}
+
 function split(guardrails: readonly CompiledGuardrail[]): { blocking: CompiledGuardrail[]; detached: CompiledGuardrail[] } {
   return { blocking: guardrails.filter((g) => !g.async), detached: guardrails.filter((g) => g.async) }
 }
@@ -162,6 +168,23 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
             if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
             runDetached(exchange, detached, 'afterRequestHook', input, options)
             return answer
+          }
+          if (answer.kind === 'relay' && !answer.eventStream && isJsonRelay(answer)) {
+            // A passthrough JSON answer (a created response): read it whole, judge its text, relay the same bytes.
+            const parts: Uint8Array[] = []
+            for await (const part of answer.body) parts.push(part)
+            const bytes = Buffer.concat(parts)
+            let body: unknown
+            try {
+              body = JSON.parse(bytes.toString('utf8'))
+            } catch {
+              throw new GatewayError('upstream_error', 'The provider\'s answer is not the JSON it declared, so its output guardrails cannot judge it')
+            }
+            const input = { ...requestInput, text: answerText(body) }
+            const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
+            if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
+            runDetached(exchange, detached, 'afterRequestHook', input, options)
+            return { ...answer, body: (async function* () { yield bytes })() }
           }
           if (answer.kind === 'stream') {
             answer.batches = guardStream(answer.batches, {

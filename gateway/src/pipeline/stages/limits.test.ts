@@ -167,7 +167,7 @@ describe('limits stage', () => {
     }))
     expect(outcomes.filter((o) => o === 'served')).toHaveLength(37)
     expect(outcomes.filter((o) => o === 'budget_exhausted')).toHaveLength(63)
-    const key = `gh:{org-1}:b:usd:@0:-`
+    const key = `gh:{org-1}:b:usd:s0:-`
     await new Promise((resolve) => setTimeout(resolve, 10))
     expect(await limiter.usage([key])).toEqual([worst * 37 * 1000])
   })
@@ -181,7 +181,7 @@ describe('limits stage', () => {
     const error = await drain(answer).then(() => null, (e: unknown) => e)
     expect(error).toMatchObject({ code: 'budget_exhausted' })
     await new Promise((resolve) => setTimeout(resolve, 10))
-    const [spent] = await limiter.usage(['gh:{org-1}:b:tok:@0:-'])
+    const [spent] = await limiter.usage(['gh:{org-1}:b:tok:s0:-'])
     expect(spent).toBeLessThanOrEqual(6_000)
     expect(spent).toBeGreaterThan(4_096)
   })

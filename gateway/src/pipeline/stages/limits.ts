@@ -75,6 +75,11 @@ function failureModeOf(limit: SnapshotLimit): FailureMode {
   return limit.failureMode ?? (limit.kind === 'rate' && limit.type === 'requests' ? 'open' : 'closed')
 }
 
+/** The limit's match or its counter depends on which provider serves the request. */
+function refersToProvider(limit: SnapshotLimit): boolean {
+  return limit.groupBy.includes('provider') || limit.conditions.some((condition) => condition.key === 'provider')
+}
+
 function describe(limit: SnapshotLimit): string {
   const name = limit.name ?? limit.ownerId
   return limit.source === 'policy' ? `policy '${name}' (${limit.ownerId})` : `the ${limit.source.replace('_', ' ')} '${name}' limit`
@@ -88,8 +93,7 @@ function durationText(ms: number): string {
 
 /**
  * The request as limits see it, after route resolution: the provider is known for a direct route
- * (headers or `@slug/model`); under a config the target is chosen later, so provider conditions
- * do not match config-routed requests.
+ * (headers or `@slug/model`); under a config it is known per attempted target (see `run`).
  */
 function subjectOf(exchange: Exchange): LimitSubject {
   const { context, facts } = exchange
@@ -170,13 +174,34 @@ class LimitsStage implements Stage {
     const limits = exchange.context.runtime.limits
     if (limits.length === 0) return next()
     const subject = subjectOf(exchange)
-    const matched = matchLimits(limits, subject)
+    let requestLimits = limits
+    if (exchange.route?.kind === 'config') {
+      // Limits that depend on the provider (declared on a provider or an integration, or a policy
+      // naming or grouping by provider) are checked at each target the config's plan attempts.
+      const perTarget = limits.filter(refersToProvider)
+      if (perTarget.length > 0) {
+        requestLimits = limits.filter((limit) => !refersToProvider(limit))
+        ;(exchange.attemptWrappers ??= []).push((target, attempt) => {
+          const targetSubject: LimitSubject = { ...subject, providerId: target.provider.record.id, providerSlug: target.provider.record.slug }
+          const matched = matchLimits(perTarget, targetSubject)
+          return matched.length === 0 ? attempt() : this.#enforce(exchange, targetSubject, matched, attempt)
+        })
+      }
+    }
+    const matched = matchLimits(requestLimits, subject)
     if (matched.length === 0) return next()
+    return this.#enforce(exchange, subject, matched, next)
+  }
+
+  /** Checks and reserves `matched` in one limiter call, runs `next`, and settles (or meters its stream). */
+  async #enforce(exchange: Exchange, subject: LimitSubject, matched: readonly MatchedLimit[], next: () => Promise<Answer>): Promise<Answer> {
     const inputTokens = this.#operation.textual || this.#operation.endpointType === 'embed' ? inputTokenBound(exchange.body) : 0
     const outputTokens = this.#operation.textual ? statedOutputCap(exchange.body) ?? DEFAULT_OUTPUT_RESERVE_TOKENS : 0
     const planned = this.#plan(exchange, matched, subject, inputTokens, outputTokens)
     const reservationId = randomUUID()
-    exchange.facts.annotations.limits = matched.map((m) => m.limit.id)
+    const ids = matched.map((m) => m.limit.id)
+    const previous = exchange.facts.annotations.limits
+    exchange.facts.annotations.limits = Array.isArray(previous) ? [...new Set([...(previous as string[]), ...ids])] : ids
 
     let result: ReserveResult
     let shared = true

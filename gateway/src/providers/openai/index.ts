@@ -28,6 +28,18 @@ function withModel<T extends { model: string }>(request: T, target: TargetContex
   return request.model === target.upstreamModel ? request : { ...request, model: target.upstreamModel }
 }
 
+type StreamingRequest = { model: string; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null }
+
+/**
+ * A stream always asks upstream for its usage (`stream_options.include_usage`), so usage records
+ * carry the provider's token counts rather than estimates; the stream transform drops the usage
+ * chunk again when the client did not ask for it.
+ */
+function withStreamUsage<T extends StreamingRequest>(request: T): T {
+  if (request.stream !== true || request.stream_options?.include_usage === true) return request
+  return { ...request, stream_options: { ...request.stream_options, include_usage: true } }
+}
+
 function expectObject(body: unknown, object: string): Record<string, unknown> {
   if (!isRecord(body) || body.object !== object) throw new MalformedResponseError(`expected an object of type ${object}`)
   return body
@@ -36,6 +48,8 @@ function expectObject(body: unknown, object: string): Record<string, unknown> {
 interface OpenAIStreamState {
   usage: Usage
   finishReason: FinishReason
+  /** The usage was asked for upstream, not by the client: drop it from the chunks. */
+  stripUsage: boolean
 }
 
 /**
@@ -49,7 +63,7 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
     if (chunk.usage) state.usage = usageFromOpenAI(chunk.usage)
   }
   return {
-    start: () => ({ usage: emptyUsage(), finishReason: { unified: 'other' } }),
+    start: (context) => ({ usage: emptyUsage(), finishReason: { unified: 'other' }, stripUsage: context.clientIncludeUsage === false }),
     step(state, event) {
       const chunk = event.data as Chunk
       if (!isRecord(chunk)) return []
@@ -57,11 +71,16 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
       const inBandError = (chunk as { error?: unknown }).error
       if (isRecord(inBandError)) throw new ProviderStreamError(streamErrorInfo(inBandError))
       account(state, chunk)
-      return [chunk]
+      if (!state.stripUsage || !('usage' in chunk)) return [chunk]
+      // Without include_usage the client gets no usage chunk, and no `usage` field on the others.
+      const { usage: _usage, ...rest } = chunk
+      return (chunk.choices ?? []).length === 0 ? [] : [rest as Chunk]
     },
     observeRaw(state, raw) {
       // A quoted "error" key may be an in-band error: `step` decides, with the parsed event.
       if (raw.includes('"error"')) return false
+      // Usage the client did not ask for is dropped by `step`.
+      if (state.stripUsage && raw.includes('"usage":{')) return false
       // Only the last chunks carry a finish reason or usage; every other event is relayed unread.
       if (raw.includes('"finish_reason":"') || raw.includes('"usage":{')) {
         let chunk: unknown
@@ -113,7 +132,7 @@ export function openAIShapedAdapter(options: OpenAIShapedOptions): ProviderAdapt
     passthrough: supports.passthrough,
     chat: {
       framing: 'sse',
-      toUpstream: (request: ChatRequest, target) => jsonPost(paths.chat, withModel(request, target)),
+      toUpstream: (request: ChatRequest, target) => jsonPost(paths.chat, withStreamUsage(withModel(request, target))),
       fromUpstream: (body) => expectObject(body, 'chat.completion') as unknown as ChatResponse,
       usage: (response) => usageFromOpenAI(response.usage),
       stream: openAIStream<ChatChunk>(),
@@ -121,7 +140,7 @@ export function openAIShapedAdapter(options: OpenAIShapedOptions): ProviderAdapt
     ...(supports.completions && {
       completions: {
         framing: 'sse' as const,
-        toUpstream: (request: CompletionRequest, target: TargetContext) => jsonPost(paths.completions, withModel(request, target)),
+        toUpstream: (request: CompletionRequest, target: TargetContext) => jsonPost(paths.completions, withStreamUsage(withModel(request, target))),
         fromUpstream: (body: unknown) => expectObject(body, 'text_completion') as unknown as CompletionResponse,
         usage: (response: CompletionResponse) => usageFromOpenAI(response.usage),
         stream: openAIStream<CompletionResponse>(),

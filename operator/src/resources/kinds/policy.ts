@@ -20,8 +20,12 @@ async function findPolicy(tx: Repositories, context: ApplyContext, resource: Pol
 }
 
 /** The policy columns a resource sets; the other kind's columns are null. */
-function policyFields(resource: PolicyResource): Omit<PolicyRecord, 'id' | 'organizationId' | 'workspaceId' | 'kind' | 'nextUsageResetAt' | 'lastResetAt' | 'shadow' | 'failureMode' | 'managedBy' | 'createdAt' | 'updatedAt'> {
-  const common = { name: policyName(resource), conditions: resource.spec.conditions, groupBy: resource.spec.groupBy, status: 'active' as const }
+function policyFields(resource: PolicyResource): Omit<PolicyRecord, 'id' | 'organizationId' | 'workspaceId' | 'kind' | 'nextUsageResetAt' | 'lastResetAt' | 'managedBy' | 'createdAt' | 'updatedAt'> {
+  const { shadowMode, failureMode } = resource.spec
+  const common = {
+    name: policyName(resource), conditions: resource.spec.conditions, groupBy: resource.spec.groupBy, status: 'active' as const,
+    shadow: shadowMode ?? false, failureMode: failureMode === undefined ? null : failureMode === 'FailOpen' ? 'open' as const : 'closed' as const,
+  }
   if (resource.kind === 'RateLimitPolicy') {
     const { spec } = resource
     return { ...common, type: spec.type, unit: spec.unit, value: spec.value, creditLimit: null, alertThreshold: null, periodicReset: null, periodicResetDays: null }

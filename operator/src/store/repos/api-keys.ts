@@ -323,6 +323,12 @@ export class ApiKeyRepository {
     return rows[0]?.n ?? 0
   }
 
+  /** Keys still in use (active, or exhausted and waiting for a reset): the reset and alert worker's input. */
+  async inUse(organizationId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.#db.query<Row>("SELECT * FROM api_keys WHERE organization_id = $1 AND status IN ('active', 'exhausted') ORDER BY created_at, id", [organizationId])
+    return rows.map(toRecord)
+  }
+
   /**
    * Keys for the gateway snapshot: every active key, plus keys that ended within `recentMs`
    * so the gateway can say "expired"/"revoked" instead of "unknown" for a while.
