@@ -160,10 +160,11 @@ describe.each(families)('through Gatehouse to the $slug simulator', (family) => 
     const usageChunks = chunks.filter((chunk) => chunk.usage)
     expect(usageChunks).toHaveLength(1)
     const last = chunks.at(-1)!
-    // OpenAI's form puts it in an extra chunk with no choices. Only the OpenAI-shaped providers
-    // answer so today; the translated families put it on the finishing chunk. The conversion
-    // (providers/shared/usage-chunk.ts) waits to be called from the stream route (see the report).
-    if (family.slug === 'openai' || family.slug === 'azure') expect(last.choices).toEqual([])
+    // OpenAI's form puts it in an extra chunk with no choices, for every family: the translated
+    // ones put it on their finishing chunk and the chat route splits it off
+    // (providers/shared/usage-chunk.ts). Break tried: the chat route not calling openAIUsageBatch
+    // -> for the six translated families the last chunk still carried the finish reason and this failed.
+    expect(last.choices).toEqual([])
     const usage = last.usage!
     expect(usage.prompt_tokens).toBeGreaterThan(0)
     expect(usage.completion_tokens).toBeGreaterThan(0)
@@ -171,6 +172,14 @@ describe.each(families)('through Gatehouse to the $slug simulator', (family) => 
     // The same prompt unstreamed: the provider counts it the same way.
     const plain = await openai().chat.completions.create({ model: family.model, messages })
     expect(usage.prompt_tokens).toBe(plain.usage?.prompt_tokens)
+    // Without include_usage no chunk carries usage (OpenAI's contract), whoever the provider is.
+    const unasked = await openai().chat.completions.create({ model: family.model, messages, stream: true })
+    let finished = false
+    for await (const chunk of unasked) {
+      expect(chunk.usage ?? null).toBeNull()
+      finished ||= chunk.choices[0]?.finish_reason === 'stop'
+    }
+    expect(finished).toBe(true)
   })
 
   it('returns tool calls the OpenAI way, plain and streamed', async () => {
