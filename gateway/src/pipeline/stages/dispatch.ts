@@ -22,7 +22,8 @@ const UNREACHED: ReadonlySet<ErrorCode> = new Set(['upstream_unavailable', 'upst
  * A request the client cancelled itself is no provider failure.
  */
 function describeUnreached(error: unknown, exchange: Exchange, target: RouteTarget | null): void {
-  if (!(error instanceof GatewayError) || !UNREACHED.has(error.code) || target === null || exchange.context.signal.aborted) return
+  // A provider that answered (a 504, say) already has its own detail (upstream/provider-errors.ts).
+  if (!(error instanceof GatewayError) || error.logDetail !== undefined || !UNREACHED.has(error.code) || target === null || exchange.context.signal.aborted) return
   const blocked = error.code === 'upstream_address_blocked'
   const upstream = describeUpstreamFailure(blocked ? error : (error.cause ?? error), {
     provider: target.provider.record.slug,
