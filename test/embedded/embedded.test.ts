@@ -80,7 +80,7 @@ const admin = adminClient(() => gatehouse.url, ADMIN_KEY)
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'gatehouse-embedded-'))
-  simulator = await startOpenAISimulator({ chunks: 2 })
+  simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-from-secret'] })
   gatehouse = await start({ 'resources.yaml': resources(simulator.baseUrl) })
 }, 60_000)
 

@@ -106,7 +106,7 @@ describe('redacted_thinking', () => {
     const body = { model: ask.model, messages: ask.messages, thinking: ask.thinking } as OpenAI.ChatCompletionCreateParamsNonStreaming
     const plain = await openai('claude').chat.completions.create(body)
     expect(claude.requests.at(-1)?.body).toMatchObject({ thinking: { type: 'enabled' } })
-    const streamed = await openai('claude').chat.completions.stream(body).finalChatCompletion()
+    const streamed = await openai('claude').chat.completions.stream({ ...body, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming).finalChatCompletion()
     expect(plain.choices[0]?.message.content).toMatch(/^Echo: a redacted thought/)
     expect(streamed.choices[0]?.message.content).toBe(plain.choices[0]?.message.content)
     expect((plain.choices[0]?.message as { reasoning_content?: unknown }).reasoning_content).toBeUndefined()

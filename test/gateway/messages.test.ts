@@ -16,8 +16,8 @@ let viaOpenAI: Anthropic
 let viaAnthropic: Anthropic
 
 beforeAll(async () => {
-  openai = await startOpenAISimulator({ chunks: 4 })
-  anthropic = await startAnthropicSimulator({ chunks: 4 })
+  openai = await startOpenAISimulator({ chunks: 4, apiKeys: ['sk-openai-upstream'] })
+  anthropic = await startAnthropicSimulator({ chunks: 4, apiKeys: ['sk-ant-upstream'] })
   gateway = await startTestGateway([
     { slug: 'openai-main', kind: 'openai', baseUrl: openai.baseUrl, credentials: { apiKey: 'sk-openai-upstream' } },
     { slug: 'anthropic-main', kind: 'anthropic', baseUrl: `${anthropic.url}/v1`, credentials: { apiKey: 'sk-ant-upstream' } },

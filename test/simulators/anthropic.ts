@@ -77,7 +77,7 @@ function* mapFrames(events: Iterable<Parameters<typeof sseFrame>[0]>): Generator
   for (const event of events) yield sseFrame(event)
 }
 
-const knownModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-3-5-haiku-latest']
+const knownModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-sonnet-4-20250514', 'claude-3-5-haiku-latest', 'claude-3-5-haiku-20241022']
 
 const routes: Route[] = [
   {

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { fetch as undiciFetch } from 'undici'
 import { GatewayError } from '../../core/errors.ts'
 import { ssrfSafeDispatcher } from '../ssrf.ts'
+import type { SignerNetwork } from './index.ts'
 
 export interface AccessToken {
   token: string
@@ -15,6 +16,7 @@ export interface AccessToken {
 }
 
 export interface TokenClientOptions {
+  /** Tests only; by default the token endpoint is fetched through the SSRF-checked connector. */
   fetch?: typeof globalThis.fetch
   nowMs?: () => number
   /** A token is replaced this long before it expires, so no request goes out with one about to lapse. */
@@ -38,11 +40,13 @@ export async function exchangeToken(
   url: string,
   form: Record<string, string>,
   what: string,
-  options: Required<Pick<TokenClientOptions, 'fetch' | 'nowMs' | 'timeoutMs'>>,
+  options: TokenClient,
+  network: SignerNetwork,
 ): Promise<AccessToken> {
   let response: Response
+  const fetchToken = options.fetch ?? guardedFetch(network.allowPrivateNetwork)
   try {
-    response = await options.fetch(url, {
+    response = await fetchToken(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams(form).toString(),
@@ -105,16 +109,21 @@ export class AccessTokenCache {
 
 /**
  * Token endpoints can be named by a provider's options (`authorityHost`, a service account's
- * `token_uri`): they are fetched through the SSRF-checked connector, which never reaches cloud
- * metadata or unspecified addresses. (Signers do not know the provider's network setting, so
- * private addresses stay reachable for in-cluster identity providers.)
+ * `token_uri`): they are fetched through the SSRF-checked connector under the provider's own
+ * network setting, so a provider that may not reach private networks cannot reach a private
+ * token endpoint either, and none reaches cloud metadata or unspecified addresses.
  */
-const guardedFetch: typeof globalThis.fetch = (input, init) =>
-  undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: ssrfSafeDispatcher(true) }) as unknown as Promise<Response>
+function guardedFetch(allowPrivateNetwork: boolean): typeof globalThis.fetch {
+  const dispatcher = ssrfSafeDispatcher(allowPrivateNetwork)
+  return (input, init) => undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>
+}
 
-export function tokenClientDefaults(options: TokenClientOptions): Required<TokenClientOptions> {
+/** The client settings with defaults filled in; `fetch` stays unset unless a test injects one. */
+export type TokenClient = Required<Omit<TokenClientOptions, 'fetch'>> & Pick<TokenClientOptions, 'fetch'>
+
+export function tokenClientDefaults(options: TokenClientOptions): TokenClient {
   return {
-    fetch: options.fetch ?? guardedFetch,
+    fetch: options.fetch,
     nowMs: options.nowMs ?? Date.now,
     refreshMarginMs: options.refreshMarginMs ?? defaultRefreshMarginMs,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
