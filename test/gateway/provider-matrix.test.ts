@@ -7,6 +7,9 @@
  * Every simulator here checks the credential and the model (their default), and writes each answer
  * in several pieces cut at seeded random byte offsets (`splitWrites`), so the gateway's framing
  * meets SSE lines, JSON bodies, AWS event-stream frames and UTF-8 characters split anywhere.
+ * Break tried: the AWS event-stream decoder dropping the partial message left at the end of a read
+ * (upstream/framing/aws-eventstream.ts) -> the bedrock streams failed; with the whole answer in one
+ * write, as before, nothing would have noticed.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
