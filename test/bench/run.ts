@@ -102,7 +102,7 @@ interface Targets {
 }
 
 async function startServers(): Promise<Targets> {
-  const simulator = await startNode<SimulatorReady>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20'])
+  const simulator = await startNode<SimulatorReady>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const [bare, gatehouse] = await Promise.all([
     startNode<ProxyReady>('bare', [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', simulator.ready.url]),
     startNode<GatewayReady>('gatehouse', [
@@ -112,7 +112,7 @@ async function startServers(): Promise<Targets> {
       simulator.ready.baseUrl,
     ]),
   ])
-  // The same request bytes go to every target: the simulator accepts any bearer token and ignores
+  // The same request bytes go to every target: the simulator accepts any bearer token (`--api-key any`) and ignores
   // the routing header, so direct and bare pay for the same headers Gatehouse reads.
   return {
     origins: { direct: simulator.ready.url, bare: bare.ready.url, gatehouse: gatehouse.ready.url },

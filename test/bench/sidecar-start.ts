@@ -104,7 +104,7 @@ async function oneRun(upstream: string): Promise<{ startMs: number; rssMb: numbe
   }
 }
 
-const simulator = await startOpenAISimulator({ chunks: 2 })
+const simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-bench'] })
 try {
   const results = []
   for (let run = 0; run < runs; run++) results.push(await oneRun(simulator.baseUrl))

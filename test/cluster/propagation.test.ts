@@ -109,7 +109,8 @@ let workspaceKey: string
 describe.skipIf(postgres.skip !== null)('cluster mode: control plane + two gateways on PostgreSQL', () => {
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-cluster-'))
-    simulator = await startOpenAISimulator({ chunks: 2, recordLimit: 50 })
+    // The provider credential is rotated to `sk-rotated-<change>` below; each one must be accepted.
+    simulator = await startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-first', ...Array.from({ length: 100 }, (_, change) => `sk-rotated-${change}`)] })
     const opened = await postgres.open()
     store = opened.store
     dispose = opened.dispose

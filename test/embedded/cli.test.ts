@@ -88,7 +88,7 @@ let workspaceKey: string
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'gatehouse-cli-'))
-  simulator = await startOpenAISimulator({ chunks: 2 })
+  simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-sim'] })
   resourcesPath = join(directory, 'resources.yaml')
   await writeFile(resourcesPath, WORKSPACE + provider('sim', simulator.baseUrl) + REST)
   // The admin key the instance trusts comes from `gatehouse admin-key`: the command's output is a valid key.

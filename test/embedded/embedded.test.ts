@@ -80,7 +80,8 @@ const admin = adminClient(() => gatehouse.url, ADMIN_KEY)
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'gatehouse-embedded-'))
-  simulator = await startOpenAISimulator({ chunks: 2 })
+  // Two providers share this simulator: an OpenAI one (Secret) and a Groq one (environment).
+  simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-from-secret', 'gsk-from-env'], models: ['gpt-4o-mini', 'llama-3.3-70b'] })
   gatehouse = await start({ 'resources.yaml': resources(simulator.baseUrl) })
 }, 60_000)
 

@@ -21,7 +21,8 @@ const tokenRequests: URLSearchParams[] = []
 
 beforeAll(async () => {
   h = await createHarness()
-  simulator = await startAzureSimulator({ chunks: 2 })
+  // Only the token the Entra endpoint below issues is accepted.
+  simulator = await startAzureSimulator({ chunks: 2, apiKeys: ['entra-token-1'] })
   entra = createServer((request, response) => {
     let body = ''
     request.on('data', (chunk: Buffer) => (body += chunk.toString()))

@@ -71,7 +71,7 @@ beforeEach(() => {
 })
 
 const ask = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content }] })
-const askClaude = (content: string) => ({ model: 'claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user' as const, content }] })
+const askClaude = (content: string) => ({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user' as const, content }] })
 
 async function apiError(promise: Promise<unknown>): Promise<{ status: number; error: Record<string, unknown> }> {
   const error = await promise.then(() => null, (e: unknown) => e)

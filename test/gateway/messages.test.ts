@@ -16,8 +16,8 @@ let viaOpenAI: Anthropic
 let viaAnthropic: Anthropic
 
 beforeAll(async () => {
-  openai = await startOpenAISimulator({ chunks: 4 })
-  anthropic = await startAnthropicSimulator({ chunks: 4 })
+  openai = await startOpenAISimulator({ chunks: 4, apiKeys: ['sk-openai-upstream'] })
+  anthropic = await startAnthropicSimulator({ chunks: 4, apiKeys: ['sk-ant-upstream'] })
   gateway = await startTestGateway([
     { slug: 'openai-main', kind: 'openai', baseUrl: openai.baseUrl, credentials: { apiKey: 'sk-openai-upstream' } },
     { slug: 'anthropic-main', kind: 'anthropic', baseUrl: `${anthropic.url}/v1`, credentials: { apiKey: 'sk-ant-upstream' } },
@@ -105,10 +105,10 @@ describe('translated to chat for a provider that does not speak Messages', () =>
 describe('native for a provider that speaks Messages', () => {
   it('passes the body through with the stored key and the caller’s beta features', async () => {
     const answer = await viaAnthropic.messages.create(
-      { model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'Native hello' }] },
+      { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Native hello' }] },
       { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } },
     )
-    expect(answer).toMatchObject({ type: 'message', model: 'claude-sonnet-5-5' })
+    expect(answer).toMatchObject({ type: 'message', model: 'claude-sonnet-4-5' })
     expect(anthropic.requests).toHaveLength(1)
     const upstream = anthropic.requests[0]!
     expect(upstream.path).toBe('/v1/messages')
@@ -116,22 +116,22 @@ describe('native for a provider that speaks Messages', () => {
     expect(upstream.headers['anthropic-version']).toBeTruthy()
     expect(upstream.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14')
     expect(JSON.stringify(upstream.headers)).not.toContain(gateway.workspaceKey)
-    expect(upstream.body).toEqual({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'Native hello' }] })
+    expect(upstream.body).toEqual({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Native hello' }] })
   })
 
   it('relays the native event stream unchanged', async () => {
-    const stream = viaAnthropic.messages.stream({ model: '@anthropic-main/claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'native stream' }] })
+    const stream = viaAnthropic.messages.stream({ model: '@anthropic-main/claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'native stream' }] })
     let text = ''
     stream.on('text', (delta) => (text += delta))
     const final = await stream.finalMessage()
     expect(text.length).toBeGreaterThan(0)
     expect(final.stop_reason).toBe('end_turn')
-    expect((anthropic.requests[0]?.body as { model: string; stream: boolean })).toMatchObject({ model: 'claude-sonnet-5-5', stream: true })
+    expect((anthropic.requests[0]?.body as { model: string; stream: boolean })).toMatchObject({ model: 'claude-sonnet-4-5', stream: true })
   })
 
   it('maps a provider error onto the Anthropic error shape', async () => {
     anthropic.script({ status: 529 })
-    const failure = await viaAnthropic.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error)
+    const failure = await viaAnthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(Anthropic.APIError)
     expect((failure as InstanceType<typeof Anthropic.APIError>).status).toBe(503)
     expect((failure as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'api_error' } })
@@ -167,7 +167,7 @@ describe('errors in Anthropic shape', () => {
 
   it('needs a provider', async () => {
     const bare = new Anthropic({ apiKey: gateway.workspaceKey, baseURL: gateway.url, maxRetries: 0 })
-    await expect(bare.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({
+    await expect(bare.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({
       status: 400,
       error: { type: 'error', error: { type: 'invalid_request_error' } },
     })

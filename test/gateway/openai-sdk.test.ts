@@ -14,7 +14,7 @@ let gateway: TestGateway
 let client: OpenAI
 
 beforeAll(async () => {
-  simulator = await startOpenAISimulator({ chunks: 4 })
+  simulator = await startOpenAISimulator({ chunks: 4, apiKeys: ['sk-upstream-secret'] })
   gateway = await startTestGateway([{ slug: 'openai-main', kind: 'openai', baseUrl: simulator.baseUrl, credentials: { apiKey: 'sk-upstream-secret' } }])
   client = new OpenAI({ apiKey: gateway.workspaceKey, baseURL: gateway.baseUrl, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': '@openai-main' } })
 })

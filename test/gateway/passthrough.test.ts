@@ -14,7 +14,7 @@ import { startCohereSimulator } from '../simulators/cohere.ts'
 import { startMistralSimulator } from '../simulators/mistral.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { pseudoBytes } from '../simulators/openai-extra.ts'
-import type { RecordedRequest, Simulator } from '../simulators/index.ts'
+import { SIMULATOR_API_KEY, type RecordedRequest, type Simulator } from '../simulators/index.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
 
 const UPSTREAM_KEY = 'sk-upstream-secret'
@@ -155,9 +155,10 @@ let gateway: TestGateway
 let client: OpenAI
 
 beforeAll(async () => {
-  simulator = await startOpenAISimulator({ chunks: 4 })
-  cohere = await startCohereSimulator()
-  mistral = await startMistralSimulator()
+  // openai-main stores UPSTREAM_KEY, deepseek-main the test default (SIMULATOR_API_KEY).
+  simulator = await startOpenAISimulator({ chunks: 4, apiKeys: [UPSTREAM_KEY, SIMULATOR_API_KEY] })
+  cohere = await startCohereSimulator({ apiKeys: ['co-upstream'] })
+  mistral = await startMistralSimulator({ apiKeys: ['mi-upstream'] })
   slowReader = await startSlowReader()
   gateway = await startTestGateway([
     { slug: 'cohere-main', kind: 'cohere', baseUrl: cohere.url, credentials: { apiKey: 'co-upstream' } },

@@ -3,6 +3,13 @@
  * package for chat (plain, streamed, with tools) and embeddings where the family serves them,
  * Anthropic's package for messages (plain and streamed). What each simulator received is its own
  * wire format with the stored credential, so the adapters, signers and framing meet over HTTP.
+ *
+ * Every simulator here checks the credential and the model (their default), and writes each answer
+ * in several pieces cut at seeded random byte offsets (`splitWrites`), so the gateway's framing
+ * meets SSE lines, JSON bodies, AWS event-stream frames and UTF-8 characters split anywhere.
+ * Break tried: the AWS event-stream decoder dropping the partial message left at the end of a read
+ * (upstream/framing/aws-eventstream.ts) -> the bedrock streams failed; with the whole answer in one
+ * write, as before, nothing would have noticed.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
@@ -36,14 +43,14 @@ const families: Family[] = [
     slug: 'openai',
     model: 'gpt-4o-mini',
     embeddingModel: 'text-embedding-3-small',
-    start: () => startOpenAISimulator({ chunks: 3 }),
+    start: () => startOpenAISimulator({ chunks: 3, apiKeys: ['sk-openai'], splitWrites: { seed: 1 } }),
     provider: (simulator) => ({ kind: 'openai', baseUrl: simulator.baseUrl, credentials: { apiKey: 'sk-openai' } }),
     credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer sk-openai',
   },
   {
     slug: 'anthropic',
     model: 'claude-sonnet-4-5',
-    start: () => startAnthropicSimulator({ chunks: 3 }),
+    start: () => startAnthropicSimulator({ chunks: 3, apiKeys: ['sk-ant-stored'], splitWrites: { seed: 2 } }),
     provider: (simulator) => ({ kind: 'anthropic', baseUrl: `${simulator.url}/v1`, credentials: { apiKey: 'sk-ant-stored' } }),
     credentialSeen: (simulator) => lastHeaders(simulator)['x-api-key'] === 'sk-ant-stored',
   },
@@ -51,14 +58,14 @@ const families: Family[] = [
     slug: 'gemini',
     model: 'gemini-2.5-flash',
     embeddingModel: 'text-embedding-004',
-    start: () => startGoogleSimulator({ chunks: 3 }),
+    start: () => startGoogleSimulator({ chunks: 3, apiKeys: ['AIza-stored'], splitWrites: { seed: 3 } }),
     provider: (simulator) => ({ kind: 'google', baseUrl: `${simulator.url}/v1beta`, credentials: { apiKey: 'AIza-stored' } }),
     credentialSeen: (simulator) => lastHeaders(simulator)['x-goog-api-key'] === 'AIza-stored',
   },
   {
     slug: 'vertex',
     model: 'gemini-2.5-flash',
-    start: () => startGoogleSimulator({ chunks: 3 }),
+    start: () => startGoogleSimulator({ chunks: 3, apiKeys: ['ya29.stored'], splitWrites: { seed: 4 } }),
     provider: (simulator) => ({
       kind: 'vertex-ai',
       baseUrl: `${simulator.url}/v1`,
@@ -74,7 +81,7 @@ const families: Family[] = [
     // adapter's URL, the transport and the signer are verified together. Break tried: the signer
     // signing the decoded path instead of the percent-encoded one sent (`:` in the model id,
     // upstream/signers/aws-sigv4.ts) -> InvalidSignatureException on every Bedrock call.
-    start: () => startBedrockSimulator({ chunks: 3, awsSecrets: { AKIASTORED: 'stored-secret' } }),
+    start: () => startBedrockSimulator({ chunks: 3, awsSecrets: { AKIASTORED: 'stored-secret' }, splitWrites: { seed: 5 } }),
     provider: (simulator) => ({
       kind: 'bedrock',
       baseUrl: simulator.url,
@@ -87,7 +94,7 @@ const families: Family[] = [
     slug: 'cohere',
     model: 'command-r-plus',
     embeddingModel: 'embed-english-v3.0',
-    start: () => startCohereSimulator({ chunks: 3 }),
+    start: () => startCohereSimulator({ chunks: 3, apiKeys: ['co-stored'], splitWrites: { seed: 6 } }),
     provider: (simulator) => ({ kind: 'cohere', baseUrl: simulator.url, credentials: { apiKey: 'co-stored' } }),
     credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer co-stored',
   },
@@ -95,7 +102,7 @@ const families: Family[] = [
     slug: 'azure',
     model: 'gpt-4o',
     embeddingModel: 'text-embedding-3-small',
-    start: () => startAzureSimulator({ chunks: 3 }),
+    start: () => startAzureSimulator({ chunks: 3, apiKeys: ['azure-stored'], splitWrites: { seed: 7 } }),
     provider: (simulator) => ({ kind: 'azure-openai', baseUrl: simulator.url, credentials: { apiKey: 'azure-stored' }, options: { resourceName: 'demo' } }),
     credentialSeen: (simulator) => lastHeaders(simulator)['api-key'] === 'azure-stored',
   },
@@ -103,7 +110,7 @@ const families: Family[] = [
     slug: 'mistral',
     model: 'mistral-large-latest',
     embeddingModel: 'mistral-embed',
-    start: () => startMistralSimulator({ chunks: 3 }),
+    start: () => startMistralSimulator({ chunks: 3, apiKeys: ['mistral-stored'], splitWrites: { seed: 8 } }),
     provider: (simulator) => ({ kind: 'mistral-ai', baseUrl: `${simulator.url}/v1`, credentials: { apiKey: 'mistral-stored' } }),
     credentialSeen: (simulator) => lastHeaders(simulator).authorization === 'Bearer mistral-stored',
   },
@@ -160,17 +167,29 @@ describe.each(families)('through Gatehouse to the $slug simulator', (family) => 
     const usageChunks = chunks.filter((chunk) => chunk.usage)
     expect(usageChunks).toHaveLength(1)
     const last = chunks.at(-1)!
-    // OpenAI's form puts it in an extra chunk with no choices. Only the OpenAI-shaped providers
-    // answer so today; the translated families put it on the finishing chunk. The conversion
-    // (providers/shared/usage-chunk.ts) waits to be called from the stream route (see the report).
-    if (family.slug === 'openai' || family.slug === 'azure') expect(last.choices).toEqual([])
+    // OpenAI's form puts it in an extra chunk with no choices, for every family: the translated
+    // ones put it on their finishing chunk and the chat route splits it off
+    // (providers/shared/usage-chunk.ts). Break tried: the chat route not calling openAIUsageBatch
+    // -> for the six translated families the last chunk still carried the finish reason and this failed.
+    expect(last.choices).toEqual([])
     const usage = last.usage!
     expect(usage.prompt_tokens).toBeGreaterThan(0)
     expect(usage.completion_tokens).toBeGreaterThan(0)
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens)
-    // The same prompt unstreamed: the provider counts it the same way.
+    // The same prompt unstreamed: the provider counts it the same way. Anthropic's message_delta
+    // repeats the whole usage cumulatively (input tokens included). Break tried: the Anthropic
+    // stream adapter adding message_delta's counts to message_start's (providers/anthropic/stream.ts)
+    // -> 14 prompt tokens streamed against 7 plain, and this failed for anthropic.
     const plain = await openai().chat.completions.create({ model: family.model, messages })
     expect(usage.prompt_tokens).toBe(plain.usage?.prompt_tokens)
+    // Without include_usage no chunk carries usage (OpenAI's contract), whoever the provider is.
+    const unasked = await openai().chat.completions.create({ model: family.model, messages, stream: true })
+    let finished = false
+    for await (const chunk of unasked) {
+      expect(chunk.usage ?? null).toBeNull()
+      finished ||= chunk.choices[0]?.finish_reason === 'stop'
+    }
+    expect(finished).toBe(true)
   })
 
   it('returns tool calls the OpenAI way, plain and streamed', async () => {

@@ -160,7 +160,7 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-operator-'))
-    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50 })])
+    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-first', 'sk-rotated'] })])
     server = started
     store = opened.store
     dispose = opened.dispose

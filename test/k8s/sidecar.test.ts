@@ -136,7 +136,7 @@ describe.skipIf(skipReason !== null)(`sidecar mode on kube-apiserver${skipReason
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-'))
-    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50 })])
+    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-sidecar-test'] })])
     server = started
     dispose = opened.dispose
     simulator = sim

@@ -30,7 +30,7 @@ let bedrockSim: Simulator
 const pools: Array<ReturnType<typeof createPool>> = []
 
 beforeAll(async () => {
-  anthropicSim = await startAnthropicSimulator({ chunks: 3 })
+  anthropicSim = await startAnthropicSimulator({ chunks: 3, apiKeys: ['sk-ant-test'] })
   // The simulator verifies each SigV4 signature itself (test/simulators/sigv4.ts), independently of
   // the gateway's signer.
   bedrockSim = await startBedrockSimulator({ chunks: 3, awsSecrets: { AKIDGATEHOUSE: 'secret' } })
@@ -45,7 +45,7 @@ function endpoint(adapter: ProviderAdapter, baseUrl: string, credentials: Record
   const url = new URL(baseUrl)
   const pool = createPool(url.origin, defaultTimeouts, 4)
   pools.push(pool)
-  return { baseUrl: url, auth: adapter.auth, credentials: secretBag(credentials), options, timeouts: defaultTimeouts, dispatcher: pool }
+  return { baseUrl: url, auth: adapter.auth, credentials: secretBag(credentials), options, timeouts: defaultTimeouts, dispatcher: pool, allowPrivateNetwork: true }
 }
 
 const anthropicEndpoint = () => endpoint(anthropic, `${anthropicSim.url}/v1`, { apiKey: 'sk-ant-test' }, {})

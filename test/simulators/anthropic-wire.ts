@@ -34,13 +34,15 @@ const errorMessages: Record<string, string> = {
   overloaded_error: 'Overloaded',
 }
 
-export function anthropicErrorBody(status: number, message?: string): { type: 'error'; error: { type: string; message: string } } {
+/** The error body; the Anthropic API adds the answer's `request-id` as `request_id` (Vertex and Bedrock do not). */
+export function anthropicErrorBody(status: number, message?: string, requestId?: string): { type: 'error'; error: { type: string; message: string }; request_id?: string } {
   const type = errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
-  return { type: 'error', error: { type, message: message ?? errorMessages[type]! } }
+  const body = { type: 'error' as const, error: { type, message: message ?? errorMessages[type]! } }
+  return requestId === undefined ? body : { ...body, request_id: requestId }
 }
 
-export function anthropicErrorAnswer(status: number, message?: string): ErrorAnswer {
-  return { body: anthropicErrorBody(status, message) }
+export function anthropicErrorAnswer(status: number, message?: string, requestId?: string): ErrorAnswer {
+  return { body: anthropicErrorBody(status, message, requestId) }
 }
 
 /** A request body problem: the status and message Anthropic answers for it. */
@@ -104,7 +106,13 @@ export interface MessagePlan {
   id: string
   model: string
   reply: Reply
-  stopReason: 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence'
+  /** The documented reasons; a scripted fault may end a message with any of the newer ones. */
+  stopReason: 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence' | 'refusal' | 'pause_turn' | 'model_context_window_exceeded'
+  /**
+   * The thinking block comes back encrypted (`redacted_thinking`, as when safety systems flag the
+   * reasoning): asked for with thinking on and a prompt that mentions "redacted".
+   */
+  redactedThinking: boolean
   usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number }
 }
 
@@ -149,8 +157,8 @@ const stopReasons: Record<ReplyFinish, MessagePlan['stopReason']> = {
   stop_sequence: 'stop_sequence',
 }
 
-/** Everything the answer to a Messages request will contain, before it is rendered. */
-export function planMessage(body: Record<string, unknown>, model: string, options: SimulatorOptions, sequence: number): MessagePlan {
+/** Everything the answer to a Messages request will contain, before it is rendered. `stopReason`: a scripted one. */
+export function planMessage(body: Record<string, unknown>, model: string, options: SimulatorOptions, sequence: number, stopReason?: string): MessagePlan {
   const messages = body.messages as MessageIn[]
   let promptCharacters = textOf(body.system).length
   for (const message of messages) promptCharacters += textOf(message.content).length + 4
@@ -175,7 +183,8 @@ export function planMessage(body: Record<string, unknown>, model: string, option
     id: sequenceId('msg_sim', sequence),
     model,
     reply,
-    stopReason: stopReasons[reply.finish],
+    stopReason: (stopReason as MessagePlan['stopReason'] | undefined) ?? stopReasons[reply.finish],
+    redactedThinking: /\bredacted\b/i.test(lastUserText(messages)),
     usage: {
       input_tokens: reply.promptTokens,
       cache_creation_input_tokens: options.cacheWriteTokens,
@@ -185,7 +194,13 @@ export function planMessage(body: Record<string, unknown>, model: string, option
   }
 }
 
-function blockContent(block: ReplyBlock): Record<string, unknown> {
+/** An opaque stand-in for the encrypted reasoning, stable per signature. */
+function redactedData(signature: string): string {
+  return Buffer.from(`redacted:${signature}`).toString('base64')
+}
+
+function blockContent(block: ReplyBlock, plan: MessagePlan): Record<string, unknown> {
+  if (block.type === 'thinking' && plan.redactedThinking) return { type: 'redacted_thinking', data: redactedData(block.signature) }
   if (block.type === 'thinking') return { type: 'thinking', thinking: block.pieces.join(''), signature: block.signature }
   if (block.type === 'text') return { type: 'text', text: block.pieces.join('') }
   return { type: 'tool_use', id: block.id, name: block.name, input: block.input }
@@ -198,7 +213,7 @@ export function messageJson(plan: MessagePlan): Record<string, unknown> {
     type: 'message',
     role: 'assistant',
     model: plan.model,
-    content: plan.reply.blocks.map(blockContent),
+    content: plan.reply.blocks.map((block) => blockContent(block, plan)),
     stop_reason: plan.stopReason,
     stop_sequence: plan.reply.stopSequence,
     usage: { ...plan.usage, service_tier: 'standard' },
@@ -229,7 +244,10 @@ export function* messageEvents(plan: MessagePlan): Generator<MessageEvent> {
   const blocks = plan.reply.blocks
   for (let index = 0; index < blocks.length; index++) {
     const block = blocks[index]!
-    if (block.type === 'thinking') {
+    if (block.type === 'thinking' && plan.redactedThinking) {
+      // A redacted block arrives whole in its start event; no deltas follow.
+      yield { type: 'content_block_start', index, content_block: blockContent(block, plan) }
+    } else if (block.type === 'thinking') {
       yield { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }
       for (const piece of block.pieces) yield { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } }
       yield { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }
@@ -246,10 +264,12 @@ export function* messageEvents(plan: MessagePlan): Generator<MessageEvent> {
     if (index === 0) yield { type: 'ping' }
     yield { type: 'content_block_stop', index }
   }
+  // The usage here is cumulative and complete (input and cache counts included, as the API now
+  // sends them): a client adding it to message_start's counts would count the prompt twice.
   yield {
     type: 'message_delta',
     delta: { stop_reason: plan.stopReason, stop_sequence: plan.reply.stopSequence },
-    usage: { output_tokens: plan.usage.output_tokens },
+    usage: { ...plan.usage },
   }
   yield { type: 'message_stop' }
 }

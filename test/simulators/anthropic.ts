@@ -24,30 +24,34 @@ function requestIdHeaders(exchange: Exchange): Record<string, string> {
   return { ...rateLimitHeaders, 'request-id': `req_sim${String(exchange.sequence).padStart(8, '0')}` }
 }
 
+/** An error answer with the request id in both the header and the body, as the API sends them. */
+function fail(exchange: Exchange, status: number, message: string, headers: Record<string, string> = requestIdHeaders(exchange)): void {
+  exchange.errorBody(status, anthropicErrorBody(status, message, headers['request-id']), headers)
+}
+
 function checkAuth(exchange: Exchange): boolean {
   const headers = exchange.request.headers
   const apiKey = typeof headers['x-api-key'] === 'string' ? headers['x-api-key'] : null
   // OAuth callers (the SDK's `authToken`) send a bearer token instead of an API key.
   const credential = apiKey ?? bearerToken(headers.authorization)
   if (!credential) {
-    exchange.errorBody(401, anthropicErrorBody(401, 'x-api-key header is required'), requestIdHeaders(exchange))
+    fail(exchange, 401, 'x-api-key header is required')
     return false
   }
   if (!isAccepted(credential, exchange.options)) {
-    exchange.errorBody(401, anthropicErrorBody(401, 'invalid x-api-key'), requestIdHeaders(exchange))
+    fail(exchange, 401, 'invalid x-api-key')
     return false
   }
   if (typeof headers['anthropic-version'] !== 'string') {
-    exchange.errorBody(400, anthropicErrorBody(400, 'anthropic-version: header is required'), requestIdHeaders(exchange))
+    fail(exchange, 400, 'anthropic-version: header is required')
     return false
   }
   return true
 }
 
-function modelAllowed(exchange: Exchange, model: string): boolean {
-  const known = exchange.options.models
-  if (!known || known.includes(model)) return true
-  exchange.errorBody(404, anthropicErrorBody(404, `model: ${model}`), requestIdHeaders(exchange))
+function modelAllowed(exchange: Exchange, model: string, headers: Record<string, string>): boolean {
+  if (exchange.knowsModel(model)) return true
+  fail(exchange, 404, `model: ${model}`, headers)
   return false
 }
 
@@ -57,11 +61,11 @@ function modelAllowed(exchange: Exchange, model: string): boolean {
  */
 export async function answerMessages(exchange: Exchange, model: string, modelInPath: boolean, headers: Record<string, string>): Promise<void> {
   const body = jsonObject(exchange.request.body)
-  if (!body) return exchange.errorBody(400, anthropicErrorBody(400, 'There was an issue with the request body: invalid JSON'), headers)
+  if (!body) return fail(exchange, 400, 'There was an issue with the request body: invalid JSON', headers)
   const rejection = validateMessages(body, { modelInPath })
-  if (rejection) return exchange.errorBody(rejection.status, anthropicErrorBody(rejection.status, rejection.message), headers)
-  if (!modelAllowed(exchange, model)) return
-  const plan = planMessage(body, model, exchange.options, exchange.sequence)
+  if (rejection) return fail(exchange, rejection.status, rejection.message, headers)
+  if (!modelAllowed(exchange, model, headers)) return
+  const plan = planMessage(body, model, exchange.options, exchange.sequence, exchange.fault?.stopReason)
   if (body.stream === true) {
     await exchange.stream({ contentType: 'text/event-stream; charset=utf-8', headers, frames: mapFrames(messageEvents(plan)) })
     return
@@ -73,7 +77,7 @@ function* mapFrames(events: Iterable<Parameters<typeof sseFrame>[0]>): Generator
   for (const event of events) yield sseFrame(event)
 }
 
-const knownModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-3-5-haiku-latest']
+const knownModels = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-sonnet-4-20250514', 'claude-3-5-haiku-latest', 'claude-3-5-haiku-20241022']
 
 const routes: Route[] = [
   {
@@ -89,7 +93,7 @@ const routes: Route[] = [
     pattern: /^\/v1\/messages\/count_tokens$/,
     handle: (exchange) => {
       const body = jsonObject(exchange.request.body)
-      if (!body || !Array.isArray(body.messages)) return exchange.errorBody(400, anthropicErrorBody(400, 'messages: Field required'))
+      if (!body || !Array.isArray(body.messages)) return fail(exchange, 400, 'messages: Field required')
       exchange.json(200, countTokens(body), requestIdHeaders(exchange))
     },
   },
@@ -97,7 +101,7 @@ const routes: Route[] = [
     method: 'GET',
     pattern: /^\/v1\/models$/,
     handle: (exchange) => {
-      const ids = exchange.options.models ?? knownModels
+      const ids = exchange.modelList
       const data = ids.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-02-19T00:00:00Z' }))
       exchange.json(200, { data, has_more: false, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null })
     },
@@ -107,12 +111,14 @@ const routes: Route[] = [
 export const anthropicProvider: ProviderDefinition = {
   name: 'anthropic',
   basePath: '',
+  models: knownModels,
+  answerHeaders: requestIdHeaders,
   errorAnswer: anthropicErrorAnswer,
   streamErrorFrame: (status, message) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(status, message))}\n\n`,
   async handle(exchange) {
     if (!checkAuth(exchange)) return
     if (await dispatch(exchange, routes)) return
-    exchange.errorBody(404, anthropicErrorBody(404, `Not found: ${exchange.request.path}`))
+    fail(exchange, 404, `Not found: ${exchange.request.path}`)
   },
 }
 

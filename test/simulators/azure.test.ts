@@ -7,7 +7,7 @@ let sim: Simulator
 let client: AzureOpenAI
 
 beforeAll(async () => {
-  sim = await startAzureSimulator({ chunks: 3 })
+  sim = await startAzureSimulator({ chunks: 3, apiKeys: ['azure-key', 'k', 'entra-token'] })
   client = new AzureOpenAI({ endpoint: sim.url, apiKey: 'azure-key', apiVersion: '2024-10-21', deployment: 'gpt-4o', maxRetries: 0 })
 })
 

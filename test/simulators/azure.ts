@@ -67,8 +67,7 @@ function checkAuth(exchange: Exchange): boolean {
 }
 
 function deploymentKnown(exchange: Exchange, deployment: string): boolean {
-  const deployments = exchange.options.models ?? defaultDeployments
-  if (deployments.includes(deployment)) return true
+  if (exchange.knowsModel(deployment)) return true
   exchange.errorBody(
     404,
     azureError('DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.'),
@@ -127,6 +126,8 @@ const routes: Route[] = [
 export const azureProvider: ProviderDefinition = {
   name: 'azure',
   basePath: '/openai',
+  models: defaultDeployments,
+  answerHeaders: headers,
   errorAnswer: azureErrorAnswer,
   streamErrorFrame: openaiStreamError,
   async handle(exchange) {

@@ -3,13 +3,13 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { Simulator } from './base.ts'
+import { SIMULATOR_API_KEY, type Simulator } from './base.ts'
 import { startOpenAISimulator } from './openai.ts'
 
 let sim: Simulator
 
 beforeAll(async () => {
-  sim = await startOpenAISimulator({ chunks: 2 })
+  sim = await startOpenAISimulator({ chunks: 2, apiKeys: ['k'] })
 })
 
 afterEach(() => {
@@ -91,7 +91,7 @@ describe('simulator base', () => {
 
   it('runs as a standalone process that prints its URL', async () => {
     const cli = fileURLToPath(new URL('./cli.ts', import.meta.url))
-    const child = spawn(process.execPath, [cli, 'openai', '--port', '0', '--chunks', '3', '--latency-ms', '1'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [cli, 'openai', '--port', '0', '--chunks', '3', '--latency-ms', '1', '--api-key', 'k'], { stdio: ['ignore', 'pipe', 'inherit'] })
     try {
       const lines = createInterface({ input: child.stdout })
       const [line] = (await once(lines, 'line')) as [string]
@@ -105,5 +105,55 @@ describe('simulator base', () => {
       child.kill('SIGTERM')
       await once(child, 'exit')
     }
+  })
+})
+
+describe('closer to the wire', () => {
+  /** Every read the client got, as it got it. */
+  async function reads(response: Response): Promise<Buffer[]> {
+    const pieces: Buffer[] = []
+    for await (const piece of response.body as unknown as AsyncIterable<Uint8Array>) pieces.push(Buffer.from(piece))
+    return pieces
+  }
+
+  it('splits a stream and a JSON answer at seeded random byte offsets, the same way for the same seed', async () => {
+    const whole = await reads(await chat({ body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'split me' }] }) }))
+    const split = await startOpenAISimulator({ chunks: 2, apiKeys: ['k'], splitWrites: { seed: 42 } })
+    try {
+      const post = (body: unknown): Promise<Response> =>
+        fetch(`${split.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      const streamed = await reads(await post({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'split me' }] }))
+      expect(streamed.length).toBeGreaterThan(1)
+      // The bytes are the same; only where they break differs (ids and timestamps aside).
+      const normalise = (text: string): string => text.replace(/"(id|created|system_fingerprint)":("[^"]*"|\d+)/g, '')
+      expect(normalise(Buffer.concat(streamed).toString())).toBe(normalise(Buffer.concat(whole).toString()))
+      const json = await reads(await post({ model: 'gpt-4o', messages: [{ role: 'user', content: 'split me' }] }))
+      expect(json.length).toBeGreaterThan(1)
+      expect(JSON.parse(Buffer.concat(json).toString())).toMatchObject({ object: 'chat.completion' })
+    } finally {
+      await split.close()
+    }
+  })
+
+  it('checks credentials and models by default: only SIMULATOR_API_KEY and the catalogue', async () => {
+    const strict = await startOpenAISimulator({ chunks: 2 })
+    try {
+      const post = (key: string, model: string): Promise<Response> =>
+        fetch(`${strict.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }) })
+      expect((await post(SIMULATOR_API_KEY, 'gpt-4o')).status).toBe(200)
+      expect((await post('sk-someone-else', 'gpt-4o')).status).toBe(401)
+      expect((await post(SIMULATOR_API_KEY, 'gpt-4o-typo')).status).toBe(404)
+    } finally {
+      await strict.close()
+    }
+  })
+
+  it("puts the provider's request id and rate-limit headers on scripted faults", async () => {
+    sim.script({ status: 429, retryAfterS: 1 })
+    const limited = await chat()
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('x-request-id')).toMatch(/^req_sim/)
+    expect(limited.headers.get('x-ratelimit-limit-requests')).not.toBeNull()
+    expect(limited.headers.get('retry-after')).toBe('1')
   })
 })

@@ -50,6 +50,24 @@ export interface Fault {
   resetAfterChunks?: number
   /** Send the provider's in-band error event after this many stream frames, then end. `status` picks the error kind. */
   errorAfterChunks?: number
+  /**
+   * Answer normally but end with this stop reason in the provider's own words (Anthropic wire:
+   * `refusal`, `pause_turn`, `model_context_window_exceeded`); providers without one ignore it.
+   */
+  stopReason?: string
+}
+
+/**
+ * Every answer leaves in several writes cut at random byte offsets (seeded, so a failure repeats),
+ * `delayMs` apart so each piece reaches the client in a read of its own: what a client sees from a
+ * real provider behind proxies, where frames and even UTF-8 characters are split anywhere.
+ */
+export interface SplitWrites {
+  seed: number
+  /** Pause between two pieces; at least 1 so the pieces do not merge in the socket buffer. */
+  delayMs?: number
+  /** Most pieces one payload is cut into (default 8). */
+  maxPieces?: number
 }
 
 export interface SimulatorOptions {
@@ -67,10 +85,19 @@ export interface SimulatorOptions {
   cacheWriteTokens: number
   /** Reasoning/thinking tokens reported on top of the answer's own tokens. */
   reasoningTokens: number
-  /** Models the provider knows; when set, other models get the provider's not-found error. */
-  models?: string[]
-  /** Accepted credentials; when absent any non-empty credential is accepted. */
-  apiKeys?: string[]
+  /**
+   * Models the provider knows; others get the provider's not-found error. Defaults to the
+   * provider's catalogue (`ProviderDefinition.models`), so a wrong model mapping fails; `'any'`
+   * accepts every model (only for tests about something else that send made-up names).
+   */
+  models?: string[] | 'any'
+  /**
+   * Accepted credentials. Defaults to `[SIMULATOR_API_KEY]`, the credential test gateways store
+   * unless told otherwise, so a wrong or missing credential fails; `'any'` accepts any non-empty one.
+   */
+  apiKeys?: string[] | 'any'
+  /** Write answers in several pieces at random byte offsets (see `SplitWrites`). */
+  splitWrites?: SplitWrites
   /**
    * Bedrock: secret access keys by access key id. When set, SigV4 signatures are verified (and
    * must be at most 5 minutes old), and only these access keys are known.
@@ -81,6 +108,9 @@ export interface SimulatorOptions {
   /** Fixed port; 0 (the default) picks an ephemeral one. Always bound to 127.0.0.1. */
   port: number
 }
+
+/** The credential every simulator accepts by default, and the one `test/helpers/gateway.ts` stores. */
+export const SIMULATOR_API_KEY = 'sk-simulator'
 
 export const defaultOptions: SimulatorOptions = {
   latencyMs: 0,
@@ -103,8 +133,15 @@ export interface ProviderDefinition {
   name: string
   /** Appended to the server URL to form `baseUrl`, e.g. `/v1`; empty when paths are absolute. */
   basePath: string
-  /** The provider's error body (and headers) for a status. */
-  errorAnswer(status: number, message?: string): ErrorAnswer
+  /** The models it knows unless `options.models` says otherwise. */
+  models: readonly string[]
+  /**
+   * Headers the provider puts on every answer, errors included: its request id and rate-limit
+   * state. Scripted faults carry them too, as a real 429 or 500 does.
+   */
+  answerHeaders?(exchange: Exchange): Record<string, string>
+  /** The provider's error body (and headers) for a status; `requestId`: the answer's own, where the body names it. */
+  errorAnswer(status: number, message?: string, requestId?: string): ErrorAnswer
   /** The provider's in-band stream error frame for a status (Anthropic `event: error`, ...). */
   streamErrorFrame(status: number, message?: string): StreamFrame
   /** Answer one request (auth, routing, generation). Faults were already applied. */
@@ -148,6 +185,17 @@ export class Exchange {
     this.#state = state
   }
 
+  /** Whether the provider knows `model`: `options.models`, else the provider's catalogue. */
+  knowsModel(model: string): boolean {
+    const known = this.options.models
+    return known === 'any' || (known ?? this.#provider.models).includes(model)
+  }
+
+  /** What the provider's model list answers. */
+  get modelList(): readonly string[] {
+    return Array.isArray(this.options.models) ? this.options.models : this.#provider.models
+  }
+
   json(status: number, body: unknown, headers?: Record<string, string>): void {
     this.raw(status, 'application/json', JSON.stringify(body), headers)
   }
@@ -164,6 +212,14 @@ export class Exchange {
     const fault = this.fault
     const cutAfter = fault?.stallAfterChunks ?? fault?.resetAfterChunks
     if (cutAfter === undefined) {
+      const split = this.options.splitWrites
+      if (split) {
+        res.flushHeaders()
+        void writeSplit(res, bytes, split, this.sequence, this.#state).then(() => {
+          if (!this.#state.closed) res.end()
+        })
+        return
+      }
       res.end(bytes)
       return
     }
@@ -176,7 +232,7 @@ export class Exchange {
 
   /** Answer the provider's error shape for `status`. */
   error(status: number, message?: string, headers?: Record<string, string>): void {
-    const answer = this.#provider.errorAnswer(status, message)
+    const answer = this.#provider.errorAnswer(status, message, headers?.['request-id'])
     this.json(status, answer.body, { ...answer.headers, ...headers })
   }
 
@@ -208,19 +264,24 @@ export class Exchange {
         batch.push(frame)
         sent++
       }
-      if (!fault) {
+      const split = this.options.splitWrites
+      if (!fault && !split) {
         res.end(batch.length > 0 ? joinFrames(batch) : undefined)
         return
       }
       res.flushHeaders()
-      if (batch.length > 0) res.write(joinFrames(batch))
+      if (batch.length > 0) {
+        if (split) await writeSplit(res, joinFrames(batch), split, this.sequence, state)
+        else res.write(joinFrames(batch))
+      }
     } else {
       res.flushHeaders()
       for (const frame of response.frames) {
         if (state.closed || sent >= limit) break
         if (sent > 0) await pause(interval, state)
         if (state.closed) break
-        if (!res.write(frame)) await drained(res, state)
+        if (this.options.splitWrites) await writeSplit(res, frame, this.options.splitWrites, this.sequence * 7919 + sent, state)
+        else if (!res.write(frame)) await drained(res, state)
         sent++
       }
     }
@@ -313,7 +374,7 @@ export async function startSimulator(provider: ProviderDefinition, overrides: Pa
     const exchange = new Exchange(request, options, fault, ++sequence, res, provider, state)
     const isStreamFault = fault?.errorAfterChunks !== undefined
     if (fault?.status !== undefined && !isStreamFault) {
-      const headers: Record<string, string> = {}
+      const headers: Record<string, string> = { ...provider.answerHeaders?.(exchange) }
       if (fault.retryAfterS !== undefined) headers['retry-after'] = String(fault.retryAfterS)
       if (fault.retryAfterMs !== undefined) headers['retry-after-ms'] = String(fault.retryAfterMs)
       Object.assign(headers, fault.headers)
@@ -440,6 +501,40 @@ function pause(ms: number, state: ResponseState): Promise<void> {
 function joinFrames(frames: StreamFrame[]): string | Buffer {
   if (frames.every((frame) => typeof frame === 'string')) return (frames as string[]).join('')
   return Buffer.concat(frames.map((frame) => (typeof frame === 'string' ? Buffer.from(frame) : frame)))
+}
+
+/** mulberry32: a tiny seeded generator, so a split that exposed a bug splits the same way again. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** The byte offsets `payload` is cut at: 1 to `maxPieces - 1` distinct cuts, anywhere. */
+export function splitOffsets(length: number, split: SplitWrites, salt: number): number[] {
+  if (length < 2) return []
+  const random = seededRandom(split.seed * 1_000_003 + salt)
+  const wanted = 1 + Math.floor(random() * Math.max(1, (split.maxPieces ?? 8) - 1))
+  const cuts = new Set<number>()
+  for (let i = 0; i < wanted; i++) cuts.add(1 + Math.floor(random() * (length - 1)))
+  return [...cuts].sort((a, b) => a - b)
+}
+
+async function writeSplit(res: ServerResponse, payload: StreamFrame | Buffer, split: SplitWrites, salt: number, state: ResponseState): Promise<void> {
+  const bytes = typeof payload === 'string' ? Buffer.from(payload) : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
+  let start = 0
+  for (const cut of [...splitOffsets(bytes.byteLength, split, salt), bytes.byteLength]) {
+    if (state.closed) return
+    if (start > 0) await pause(Math.max(1, split.delayMs ?? 1), state)
+    if (state.closed) return
+    if (!res.write(bytes.subarray(start, cut))) await drained(res, state)
+    start = cut
+  }
 }
 
 function drained(res: ServerResponse, state: ResponseState): Promise<void> {

@@ -81,7 +81,7 @@ describe('Bedrock simulator', () => {
   })
 
   it('streams Converse as event-stream frames the gateway decoder reads', async () => {
-    const decoded = await events(await signedPost('/model/m/converse-stream', converseBody))
+    const decoded = await events(await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream', converseBody))
     expect(decoded.map((event) => event.event)).toEqual([
       'messageStart',
       'contentBlockDelta',
@@ -102,7 +102,7 @@ describe('Bedrock simulator', () => {
 
   it('streams a tool call with contentBlockStart and string input deltas', async () => {
     const decoded = await events(
-      await signedPost('/model/m/converse-stream', {
+      await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream', {
         messages: [{ role: 'user', content: [{ text: 'weather in Lisbon?' }] }],
         toolConfig: { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } } } } } }] },
       }),
@@ -138,23 +138,23 @@ describe('Bedrock simulator', () => {
   })
 
   it('refuses unsigned, wrongly scoped and unknown credentials; accepts a Bedrock API key', async () => {
-    const unsigned = await fetch(`${sim.url}/model/m/converse`, { method: 'POST', body: JSON.stringify(converseBody) })
+    const unsigned = await fetch(`${sim.url}/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse`, { method: 'POST', body: JSON.stringify(converseBody) })
     expect(unsigned.status).toBe(403)
     expect(unsigned.headers.get('x-amzn-errortype')).toMatch(/^MissingAuthenticationTokenException/)
     expect(await unsigned.json()).toEqual({ message: 'Missing Authentication Token' })
-    const wrongService = await signedPost('/model/m/converse', converseBody, { service: 's3' })
+    const wrongService = await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', converseBody, { service: 's3' })
     expect(wrongService.headers.get('x-amzn-errortype')).toMatch(/^InvalidSignatureException/)
-    const unknownKey = await signedPost('/model/m/converse', converseBody, { accessKeyId: 'AKIDOTHER' })
+    const unknownKey = await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', converseBody, { accessKeyId: 'AKIDOTHER' })
     expect(unknownKey.headers.get('x-amzn-errortype')).toMatch(/^UnrecognizedClientException/)
-    const apiKey = await fetch(`${sim.url}/model/m/converse`, { method: 'POST', headers: { authorization: 'Bearer bedrock-api-key', 'content-type': 'application/json' }, body: JSON.stringify(converseBody) })
+    const apiKey = await fetch(`${sim.url}/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse`, { method: 'POST', headers: { authorization: 'Bearer bedrock-api-key', 'content-type': 'application/json' }, body: JSON.stringify(converseBody) })
     expect(apiKey.status).toBe(200)
   })
 
   it('validates like Bedrock', async () => {
-    const response = await signedPost('/model/m/converse', { messages: [{ role: 'assistant', content: [{ text: 'x' }] }] })
+    const response = await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', { messages: [{ role: 'assistant', content: [{ text: 'x' }] }] })
     expect(response.status).toBe(400)
     expect(response.headers.get('x-amzn-errortype')).toMatch(/^ValidationException:/)
-    const system = await signedPost('/model/m/converse', { messages: [{ role: 'system', content: [{ text: 'x' }] }] })
+    const system = await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', { messages: [{ role: 'system', content: [{ text: 'x' }] }] })
     expect(((await system.json()) as { message: string }).message).toContain("'messages.1.member.role'")
   })
 
@@ -163,24 +163,24 @@ describe('Bedrock simulator', () => {
       messages: [{ role: 'user', content: [{ text: 'something unsafe' }] }],
       guardrailConfig: { guardrailIdentifier: 'gr-1', guardrailVersion: '1', trace: 'enabled' },
     }
-    const answer = (await (await signedPost('/model/m/converse', body)).json()) as { stopReason: string; output: { message: { content: unknown[] } }; trace?: unknown }
+    const answer = (await (await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', body)).json()) as { stopReason: string; output: { message: { content: unknown[] } }; trace?: unknown }
     expect(answer.stopReason).toBe('guardrail_intervened')
     expect(answer.output.message.content).toEqual([{ text: 'Sorry, the model cannot answer this question.' }])
     expect(answer.trace).toBeDefined()
-    const decoded = await events(await signedPost('/model/m/converse-stream', body))
+    const decoded = await events(await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream', body))
     expect(decoded.find((event) => event.event === 'messageStop')?.data).toMatchObject({ stopReason: 'guardrail_intervened' })
-    const unguarded = (await (await signedPost('/model/m/converse', { messages: body.messages })).json()) as { stopReason: string }
+    const unguarded = (await (await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', { messages: body.messages })).json()) as { stopReason: string }
     expect(unguarded.stopReason).toBe('end_turn')
   })
 
   it('plays a scripted throttle and an in-stream exception', async () => {
     sim.script({ status: 429 }, { errorAfterChunks: 2, status: 429 })
-    const throttled = await signedPost('/model/m/converse', converseBody)
+    const throttled = await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse', converseBody)
     expect(throttled.status).toBe(429)
     expect(throttled.headers.get('x-amzn-errortype')).toMatch(/^ThrottlingException/)
     expect(await throttled.json()).toEqual({ message: 'Too many requests, please wait before trying again.' })
 
-    const decoded = await events(await signedPost('/model/m/converse-stream', converseBody))
+    const decoded = await events(await signedPost('/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream', converseBody))
     expect(decoded.map((event) => event.event)).toEqual(['messageStart', 'contentBlockDelta', 'exception:throttlingException'])
   })
 

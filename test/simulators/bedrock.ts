@@ -111,9 +111,18 @@ function checkAuth(exchange: Exchange): boolean {
   return true
 }
 
+/** Model ids (and inference profiles) the simulated account has access to. */
+const bedrockModels = [
+  'anthropic.claude-3-5-sonnet-20240620-v1:0',
+  'anthropic.claude-3-5-sonnet-20241022-v2:0',
+  'anthropic.claude-3-haiku-20240307-v1:0',
+  'us.anthropic.claude-3-7-sonnet-20250219-v1:0',
+  'amazon.titan-embed-text-v2:0',
+  'cohere.embed-english-v3',
+]
+
 function modelAllowed(exchange: Exchange, modelId: string): boolean {
-  const known = exchange.options.models
-  if (!known || known.includes(modelId)) return true
+  if (exchange.knowsModel(modelId)) return true
   fail(exchange, 400, 'The provided model identifier is invalid.')
   return false
 }
@@ -314,7 +323,7 @@ function* invokeStreamFrames(plan: MessagePlan): Generator<StreamFrame> {
 async function invokeAnthropic(exchange: Exchange, modelId: string, body: Record<string, unknown>, streaming: boolean): Promise<void> {
   const rejection = validateMessages(body, { modelInPath: true })
   if (rejection) return fail(exchange, rejection.status, rejection.message)
-  const plan = planMessage(body, modelId, exchange.options, exchange.sequence)
+  const plan = planMessage(body, modelId, exchange.options, exchange.sequence, exchange.fault?.stopReason)
   if (streaming) {
     await exchange.stream({ contentType: eventStreamContentType, headers: requestIdHeader(exchange), frames: invokeStreamFrames(plan) })
     return
@@ -355,6 +364,8 @@ const routes: Route[] = [
 export const bedrockProvider: ProviderDefinition = {
   name: 'bedrock',
   basePath: '',
+  models: bedrockModels,
+  answerHeaders: requestIdHeader,
   errorAnswer: (status, message) => bedrockErrorAnswer(status, message),
   streamErrorFrame: streamException,
   async handle(exchange) {

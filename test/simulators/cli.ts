@@ -44,7 +44,10 @@ async function main(): Promise<void> {
     chunks: integer('chunks', values.chunks, 16),
     recordLimit: integer('record', values.record, 0),
     ...(values.content !== undefined ? { content: values.content } : {}),
-    ...(values['api-key'] ? { apiKeys: values['api-key'] } : {}),
+    // `--api-key any` accepts every credential (the benchmark sends the same bytes to the
+    // simulator directly and through the gateway); otherwise only the listed ones, by default
+    // SIMULATOR_API_KEY.
+    ...(values['api-key'] ? { apiKeys: values['api-key'].includes('any') ? 'any' : values['api-key'] } : {}),
   })
   process.stdout.write(JSON.stringify({ provider: simulator.name, url: simulator.url, baseUrl: simulator.baseUrl }) + '\n')
   const stop = (): void => {

@@ -7,7 +7,7 @@ import { startCohereSimulator } from './cohere.ts'
 let sim: Simulator
 
 beforeAll(async () => {
-  sim = await startCohereSimulator({ chunks: 3 })
+  sim = await startCohereSimulator({ chunks: 3, apiKeys: ['co-key'] })
 })
 
 afterEach(() => {
@@ -42,14 +42,14 @@ describe('Cohere v2 simulator', () => {
   })
 
   it('streams typed events ending with message-end and usage', async () => {
-    const decoded = await events(await post('/v2/chat', { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] }))
+    const decoded = await events(await post('/v2/chat', { model: 'command-r-plus', stream: true, messages: [{ role: 'user', content: 'x' }] }))
     expect(decoded.map((event) => event.event)).toEqual(['message-start', 'content-start', 'content-delta', 'content-delta', 'content-delta', 'content-end', 'message-end'])
     expect(decoded.every((event) => (event.data as { type: string }).type === event.event)).toBe(true)
     expect(decoded.at(-1)?.data).toMatchObject({ delta: { finish_reason: 'COMPLETE', usage: { billed_units: { output_tokens: 3 } } } })
   })
 
   it('calls tools with a plan, streamed as tool-call events', async () => {
-    const body = { model: 'm', tools: [weatherTool], messages: [{ role: 'user', content: 'weather in Madrid' }] }
+    const body = { model: 'command-r-plus', tools: [weatherTool], messages: [{ role: 'user', content: 'weather in Madrid' }] }
     const answer = (await (await post('/v2/chat', body)).json()) as { finish_reason: string; message: { tool_plan: string; tool_calls: Array<{ function: { arguments: string } }> } }
     expect(answer.finish_reason).toBe('TOOL_CALL')
     expect(answer.message.tool_plan).toContain('get_weather')
@@ -85,13 +85,13 @@ describe('Cohere v2 simulator', () => {
   })
 
   it('answers Cohere-shaped errors and ends a failed stream with finish_reason ERROR', async () => {
-    const unauthenticated = await post('/v2/chat', { model: 'm', messages: [] }, {})
+    const unauthenticated = await post('/v2/chat', { model: 'command-r-plus', messages: [] }, {})
     expect(unauthenticated.status).toBe(401)
     expect(await unauthenticated.json()).toMatchObject({ message: 'invalid api token' })
     sim.script({ status: 429 }, { errorAfterChunks: 2 })
-    const limited = await post('/v2/chat', { model: 'm', messages: [{ role: 'user', content: 'x' }] })
+    const limited = await post('/v2/chat', { model: 'command-r-plus', messages: [{ role: 'user', content: 'x' }] })
     expect(limited.status).toBe(429)
-    const decoded = await events(await post('/v2/chat', { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] }))
+    const decoded = await events(await post('/v2/chat', { model: 'command-r-plus', stream: true, messages: [{ role: 'user', content: 'x' }] }))
     expect(decoded.at(-1)).toMatchObject({ event: 'message-end', data: { delta: { finish_reason: 'ERROR' } } })
   })
 })

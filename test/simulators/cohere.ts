@@ -42,8 +42,7 @@ function streamError(_status: number, message?: string): StreamFrame {
 }
 
 function modelAllowed(exchange: Exchange, model: string): boolean {
-  const known = exchange.options.models
-  if (!known || known.includes(model)) return true
+  if (exchange.knowsModel(model)) return true
   fail(exchange, 404, `model '${model}' not found, make sure the correct model ID was used and that you have access to the model.`)
   return false
 }
@@ -270,6 +269,7 @@ const routes: Route[] = [
 export const cohereProvider: ProviderDefinition = {
   name: 'cohere',
   basePath: '',
+  models: ['command-a-03-2025', 'command-r-plus', 'command-r', 'embed-v4.0', 'embed-english-v3.0', 'rerank-v3.5'],
   errorAnswer: cohereErrorAnswer,
   streamErrorFrame: streamError,
   async handle(exchange) {

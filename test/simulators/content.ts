@@ -6,7 +6,7 @@
  * (`Echo: <text>`), the rest are filler words. A piece counts as one completion token. Prompt
  * tokens are a quarter of the prompt's characters, rounded up (at least 1).
  */
-import type { SimulatorOptions } from './base.ts'
+import { SIMULATOR_API_KEY, type SimulatorOptions } from './base.ts'
 
 const fillerWords = [
   ' alpha', ' bravo', ' charlie', ' delta', ' echo', ' foxtrot', ' golf', ' hotel',
@@ -211,8 +211,9 @@ export function bearerToken(authorization: string | undefined): string | null {
 
 export function isAccepted(credential: string | null, options: SimulatorOptions): boolean {
   if (!credential) return false
-  return !options.apiKeys || options.apiKeys.includes(credential)
+  return options.apiKeys === 'any' || (options.apiKeys ?? [SIMULATOR_API_KEY]).includes(credential)
 }
+
 
 /** `sk-abc...wxyz`: how providers echo a rejected key without disclosing it. */
 export function maskKey(key: string): string {

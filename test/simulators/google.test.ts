@@ -70,20 +70,20 @@ describe('Gemini API simulator', () => {
 
   it('calls a function, reports thoughts, stops at MAX_TOKENS and blocks for SAFETY', async () => {
     const tools = [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } }] }]
-    const called = (await (await post('/v1beta/models/m:generateContent', ask('weather in Tokyo', { tools }))).json()) as GenerateResponse
+    const called = (await (await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('weather in Tokyo', { tools }))).json()) as GenerateResponse
     expect(called.candidates[0]?.content?.parts).toEqual([{ functionCall: { name: 'get_weather', args: { location: 'Tokyo' } } }])
 
     const thinking = (await (
-      await post('/v1beta/models/m:generateContent', ask('think', { generationConfig: { thinkingConfig: { includeThoughts: true } } }))
+      await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('think', { generationConfig: { thinkingConfig: { includeThoughts: true } } }))
     ).json()) as GenerateResponse
     expect(thinking.candidates[0]?.content?.parts[0]?.thought).toBe(true)
     expect(thinking.usageMetadata.thoughtsTokenCount).toBe(4)
     expect(thinking.usageMetadata.totalTokenCount).toBe(thinking.usageMetadata.promptTokenCount! + 3 + 4)
 
-    const short = (await (await post('/v1beta/models/m:generateContent', ask('x', { generationConfig: { maxOutputTokens: 1 } }))).json()) as GenerateResponse
+    const short = (await (await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('x', { generationConfig: { maxOutputTokens: 1 } }))).json()) as GenerateResponse
     expect(short.candidates[0]?.finishReason).toBe('MAX_TOKENS')
 
-    const blocked = (await (await post('/v1beta/models/m:generateContent', ask('something unsafe'))).json()) as GenerateResponse
+    const blocked = (await (await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('something unsafe'))).json()) as GenerateResponse
     expect(blocked.candidates[0]?.finishReason).toBe('SAFETY')
     expect(blocked.candidates[0]?.content).toBeUndefined()
   })
@@ -91,7 +91,7 @@ describe('Gemini API simulator', () => {
   it('answers JSON when responseMimeType asks for it', async () => {
     const schema = { type: 'OBJECT', properties: { city: { type: 'STRING' } } }
     const body = (await (
-      await post('/v1beta/models/m:generateContent', ask('facts for Kyoto', { generationConfig: { responseMimeType: 'application/json', responseSchema: schema } }))
+      await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('facts for Kyoto', { generationConfig: { responseMimeType: 'application/json', responseSchema: schema } }))
     ).json()) as GenerateResponse
     expect(JSON.parse(body.candidates[0]?.content?.parts[0]?.text ?? '')).toEqual({ city: 'Kyoto' })
   })
@@ -108,17 +108,17 @@ describe('Gemini API simulator', () => {
   })
 
   it('answers Google-shaped errors: missing key, bad key, scripted 429 with RetryInfo, in-stream error', async () => {
-    const wrongRole = await post('/v1beta/models/m:generateContent', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] })
+    const wrongRole = await post('/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] })
     expect(((await wrongRole.json()) as { error: { message: string } }).error.message).toBe('Please use a valid role: user, model.')
-    const missing = await post('/v1beta/models/m:generateContent', ask('x'), {})
+    const missing = await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('x'), {})
     expect(missing.status).toBe(403)
     expect(((await missing.json()) as { error: { status: string } }).error.status).toBe('PERMISSION_DENIED')
-    const bad = await post('/v1beta/models/m:generateContent', ask('x'), { 'x-goog-api-key': 'nope' })
+    const bad = await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('x'), { 'x-goog-api-key': 'nope' })
     expect(bad.status).toBe(400)
     expect(((await bad.json()) as { error: { message: string } }).error.message).toBe('API key not valid. Please pass a valid API key.')
 
     sim.script({ status: 429 }, { errorAfterChunks: 1, status: 503 })
-    const limited = await post('/v1beta/models/m:generateContent', ask('x'))
+    const limited = await post('/v1beta/models/gemini-2.5-flash:generateContent', ask('x'))
     expect(await limited.json()).toEqual({
       error: {
         code: 429,
@@ -127,7 +127,7 @@ describe('Gemini API simulator', () => {
         details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }],
       },
     })
-    const events = await sseEvents(await post('/v1beta/models/m:streamGenerateContent?alt=sse', ask('x')))
+    const events = await sseEvents(await post('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', ask('x')))
     expect(events.at(-1)?.data).toMatchObject({ error: { code: 503, status: 'UNAVAILABLE' } })
   })
 })

@@ -62,8 +62,7 @@ function vertexTokenAccepted(exchange: Exchange): boolean {
 }
 
 function modelAllowed(exchange: Exchange, model: string, apiVersion: string, method: string): boolean {
-  const known = exchange.options.models
-  if (!known || known.includes(model)) return true
+  if (exchange.knowsModel(model)) return true
   googleError(exchange, 404, `models/${model} is not found for API version ${apiVersion}, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`)
   return false
 }
@@ -136,11 +135,15 @@ async function vertexAnthropicCall(exchange: Exchange, [, , , model]: string[]):
   await answerMessages(exchange, model!, true, {})
 }
 
-const defaultModels = ['gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-2.0-flash', 'text-embedding-004', 'gemini-embedding-001']
+const defaultModels = [
+  'gemini-2.5-flash', 'gemini-2.5-pro', 'gemini-2.0-flash', 'text-embedding-004', 'text-embedding-005', 'gemini-embedding-001',
+  // Claude on Vertex AI (`publishers/anthropic`), named with Vertex's `@version`.
+  'claude-sonnet-4@20250514', 'claude-sonnet-4-5@20250929', 'claude-3-5-haiku@20241022',
+]
 
 function listModels(exchange: Exchange): void {
   if (!geminiKeyAccepted(exchange)) return
-  const ids = exchange.options.models ?? defaultModels
+  const ids = exchange.modelList
   const models = ids.map((id) => ({
     name: `models/${id}`,
     displayName: id,
@@ -167,6 +170,7 @@ const routes: Route[] = [
 export const googleProvider: ProviderDefinition = {
   name: 'google',
   basePath: '',
+  models: defaultModels,
   errorAnswer: googleErrorAnswer,
   streamErrorFrame: googleStreamError,
   async handle(exchange) {

@@ -18,7 +18,7 @@ export const providers: Readonly<Record<string, ProviderDefinition>> = {
   mistral: mistralProvider,
 }
 
-export { startSimulator } from './base.ts'
+export { SIMULATOR_API_KEY, startSimulator } from './base.ts'
 export { startAnthropicSimulator } from './anthropic.ts'
 export { startAzureSimulator } from './azure.ts'
 export { startBedrockSimulator } from './bedrock.ts'
@@ -26,4 +26,4 @@ export { startCohereSimulator } from './cohere.ts'
 export { startGoogleSimulator } from './google.ts'
 export { startMistralSimulator } from './mistral.ts'
 export { startOpenAISimulator } from './openai.ts'
-export type { Fault, RecordedRequest, Simulator, SimulatorOptions } from './base.ts'
+export type { Fault, RecordedRequest, Simulator, SimulatorOptions, SplitWrites } from './base.ts'

@@ -7,7 +7,7 @@ let sim: Simulator
 let client: OpenAI
 
 beforeAll(async () => {
-  sim = await startMistralSimulator({ chunks: 3 })
+  sim = await startMistralSimulator({ chunks: 3, apiKeys: ['mistral-key'] })
   client = new OpenAI({ apiKey: 'mistral-key', baseURL: sim.baseUrl, maxRetries: 0 })
 })
 
@@ -82,9 +82,9 @@ describe('Mistral simulator', () => {
     expect(unauthorized.status).toBe(401)
     expect(await unauthorized.json()).toMatchObject({ message: 'Unauthorized' })
     sim.script({ status: 429 })
-    const limited = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((caught: unknown) => caught)
+    const limited = await client.chat.completions.create({ model: 'mistral-small-latest', messages: [{ role: 'user', content: 'x' }] }).catch((caught: unknown) => caught)
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError)
-    const invalid = await post('/chat/completions', { model: 'm', messages: [] })
+    const invalid = await post('/chat/completions', { model: 'mistral-small-latest', messages: [] })
     expect(await invalid.json()).toMatchObject({ object: 'error', type: 'invalid_request_error', param: 'messages' })
   })
 })

@@ -112,12 +112,14 @@ const routes: Route[] = [
   { method: 'POST', pattern: /^\/v1\/chat\/completions$/, handle: (exchange) => chatCompletions(exchange, dialect) },
   { method: 'POST', pattern: /^\/v1\/embeddings$/, handle: (exchange) => embeddings(exchange, wire) },
   { method: 'POST', pattern: /^\/v1\/ocr$/, handle: ocr },
-  { method: 'GET', pattern: /^\/v1\/models$/, handle: (exchange) => listModels(exchange, 'mistralai', defaultModels) },
+  { method: 'GET', pattern: /^\/v1\/models$/, handle: (exchange) => listModels(exchange, 'mistralai') },
 ]
 
 export const mistralProvider: ProviderDefinition = {
   name: 'mistral',
   basePath: '/v1',
+  models: defaultModels,
+  answerHeaders: (exchange) => wire.headers(exchange) ?? {},
   errorAnswer: mistralErrorAnswer,
   streamErrorFrame: openaiStreamError,
   async handle(exchange) {

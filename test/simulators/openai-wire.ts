@@ -60,8 +60,7 @@ export function invalid(exchange: Exchange, dialect: WireDialect, message: strin
 
 /** 404 `model_not_found` when the simulator has a model list and `model` is not on it. */
 export function unknownModel(exchange: Exchange, dialect: WireDialect, model: string): boolean {
-  const known = exchange.options.models
-  if (!known || known.includes(model)) return false
+  if (exchange.knowsModel(model)) return false
   exchange.errorBody(404, dialect.errorBody(404, `The model \`${model}\` does not exist or you do not have access to it.`, 'model_not_found', 'model'), dialect.headers(exchange))
   return true
 }
@@ -203,14 +202,13 @@ export function modelObject(id: string, ownedBy: string): unknown {
   return { id, object: 'model', created: modelCreated, owned_by: ownedBy }
 }
 
-export function listModels(exchange: Exchange, ownedBy: string, defaults: readonly string[] = defaultOpenAIModels): void {
-  const ids = exchange.options.models ?? defaults
+export function listModels(exchange: Exchange, ownedBy: string): void {
+  const ids = exchange.modelList
   exchange.json(200, { object: 'list', data: ids.map((id) => modelObject(id, ownedBy)) })
 }
 
 export function retrieveModel(exchange: Exchange, id: string, ownedBy: string): void {
-  const ids = exchange.options.models ?? defaultOpenAIModels
-  if (!ids.includes(id)) {
+  if (!exchange.knowsModel(id)) {
     exchange.errorBody(404, openaiErrorBody(404, `The model '${id}' does not exist`, 'model_not_found', 'model'))
     return
   }

@@ -7,7 +7,7 @@ let sim: Simulator
 let client: OpenAI
 
 beforeAll(async () => {
-  sim = await startOpenAISimulator({ chunks: 4 })
+  sim = await startOpenAISimulator({ chunks: 4, apiKeys: ['sk-test-primary', 'sk-test', 'sk-x'] })
   client = new OpenAI({ apiKey: 'sk-test-primary', baseURL: sim.baseUrl, maxRetries: 0 })
 })
 

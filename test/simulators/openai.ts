@@ -10,7 +10,7 @@ import { bearerToken, isAccepted, maskKey } from './content.ts'
 import { openaiExtraRoutes } from './openai-extra.ts'
 import { chatCompletions, openaiChatDialect } from './openai-chat.ts'
 import type { ChatDialect } from './openai-chat.ts'
-import { embeddings, listModels, openaiErrorAnswer, openaiErrorBody, openaiErrorShape, openaiStreamError, retrieveModel, textCompletions } from './openai-wire.ts'
+import { defaultOpenAIModels, embeddings, listModels, openaiErrorAnswer, openaiErrorBody, openaiErrorShape, openaiStreamError, retrieveModel, textCompletions } from './openai-wire.ts'
 import { dispatch } from './router.ts'
 import type { Route } from './router.ts'
 
@@ -68,6 +68,8 @@ export function echoRequest(exchange: Exchange): void {
 export const openaiProvider: ProviderDefinition = {
   name: 'openai',
   basePath: '/v1',
+  models: defaultOpenAIModels,
+  answerHeaders: responseHeaders,
   errorAnswer: openaiErrorAnswer,
   streamErrorFrame: openaiStreamError,
   async handle(exchange) {

@@ -93,6 +93,8 @@ export class GatewayError extends Error {
   readonly type: ErrorType
   readonly param: string | null
   readonly headers: Record<string, string>
+  /** Fields for the gateway's own log line about this error (never sent to the client). */
+  logDetail: Record<string, unknown> | undefined
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })

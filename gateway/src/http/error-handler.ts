@@ -43,9 +43,10 @@ export function renderError(
   if (gatewayError.code === 'internal_error') {
     // The cause may hold upstream detail; it is logged (scrubbed), never sent.
     request.log.error({ err: loggable(gatewayError.cause ?? gatewayError), code: gatewayError.code }, gatewayError.message)
-  } else if (gatewayError.status >= 500) {
-    // Expected trouble (a provider down, not ready yet): one line, no stack.
-    request.log.warn({ code: gatewayError.code, status: gatewayError.status }, gatewayError.message)
+  } else if (gatewayError.status >= 500 || gatewayError.logDetail !== undefined) {
+    // Expected trouble (a provider down, not ready yet): one line, no stack; a provider that could
+    // not be reached says which, where and why (`logDetail`, pipeline/stages/dispatch.ts).
+    request.log.warn({ code: gatewayError.code, status: gatewayError.status, ...gatewayError.logDetail }, gatewayError.message)
   }
   return reply.code(gatewayError.status).headers(gatewayError.headers).send(toBody(gatewayError))
 }

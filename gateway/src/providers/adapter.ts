@@ -153,6 +153,8 @@ export interface ProviderErrorInfo {
   retryable: boolean
   /** From `retry-after-ms` / `retry-after` headers or the body. */
   retryAfterMs: number | null
+  /** The provider's id for the failed request (header or body), for the log line an operator quotes to the provider. */
+  providerRequestId?: string
 }
 
 /** Thrown by a stream step when the provider sends an error in-band (e.g. Anthropic `event: error`). */

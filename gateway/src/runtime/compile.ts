@@ -141,6 +141,7 @@ export function compileRuntime(
         options: record.options,
         timeouts: defaultTimeouts,
         dispatcher,
+        allowPrivateNetwork: record.network === 'private-allowed',
       },
     }
     const scope = record.workspaceId ?? '*'

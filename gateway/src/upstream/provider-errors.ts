@@ -23,6 +23,14 @@ export class ProviderHttpError extends GatewayError {
 /** `credentials`: the provider's stored credentials, removed from the message wherever they appear. */
 export function errorFromProvider(unscrubbed: ProviderErrorInfo, providerSlug: string, credentials?: SecretBag): ProviderHttpError {
   const info: ProviderErrorInfo = { ...unscrubbed, message: scrubSecrets(unscrubbed.message, knownSecretValues(credentials)) }
+  const error = providerHttpError(info, providerSlug)
+  // The gateway logs its 5xx answers (http/error-handler.ts): a provider failure's line names the
+  // provider's status and request id, what the provider's support asks for.
+  if (error.status >= 500) error.logDetail = { provider: providerSlug, providerStatus: info.status, providerRequestId: info.providerRequestId ?? null }
+  return error
+}
+
+function providerHttpError(info: ProviderErrorInfo, providerSlug: string): ProviderHttpError {
   const { status } = info
   if (status === 401 || status === 403) {
     return new ProviderHttpError('provider_auth_failed', `Provider '@${providerSlug}' refused the configured credential (HTTP ${status})`, info)

@@ -33,7 +33,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  endpoint = { baseUrl: new URL(origin), auth: { type: 'none' }, credentials: secretBag({}), options: {}, timeouts: defaultTimeouts, dispatcher: new Pool(origin) }
+  endpoint = { baseUrl: new URL(origin), auth: { type: 'none' }, credentials: secretBag({}), options: {}, timeouts: defaultTimeouts, dispatcher: new Pool(origin), allowPrivateNetwork: true }
 })
 afterAll(async () => {
   await endpoint.dispatcher.close()

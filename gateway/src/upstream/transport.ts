@@ -23,6 +23,8 @@ export interface UpstreamEndpoint {
   readonly options: Readonly<Record<string, string>>
   readonly timeouts: UpstreamTimeouts
   readonly dispatcher: Dispatcher
+  /** The provider may reach private networks (snapshot `network: private-allowed`); signers' token endpoints too. */
+  readonly allowPrivateNetwork: boolean
 }
 
 export interface UpstreamResponse {
@@ -119,7 +121,7 @@ async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, opt
   if (body !== undefined && !isRawBody(request.body) && signable.headers['content-type'] === undefined) {
     signable.headers['content-type'] = 'application/json'
   }
-  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
+  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
   return {
     dispatchOptions: {
       origin: signable.url.origin,

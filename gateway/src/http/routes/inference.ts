@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import { GatewayError, invalidParameter } from '../../core/errors.ts'
 import type { JsonOperation, ProviderAdapter, StreamingOperation, Warning } from '../../providers/adapter.ts'
+import { openAIUsageBatch } from '../../providers/shared/usage-chunk.ts'
 import type { PipelineDeps } from '../../pipeline/build.ts'
 import { attemptJson, attemptRelayedStream, attemptStream } from '../../pipeline/dispatch.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
@@ -45,6 +46,21 @@ function servedModel(response: unknown): string | null {
   return typeof model === 'string' ? model : null
 }
 
+/** Whether the client asked for the usage chunk (`stream_options.include_usage`). */
+function includeUsage(request: ModelBody): boolean {
+  const options = request.stream_options
+  return typeof options === 'object' && options !== null && (options as { include_usage?: unknown }).include_usage === true
+}
+
+/**
+ * Chat streams answer usage the OpenAI way whatever the provider: translating adapters put it on
+ * the finishing chunk, which becomes the finish plus a choices-free usage chunk, or loses its usage
+ * when the client did not ask for it. Accounting reads the stream's result, not these chunks.
+ */
+async function* inOpenAIUsageForm<Chunk>(batches: AsyncIterable<Chunk[]>, include: boolean): AsyncGenerator<Chunk[]> {
+  for await (const batch of batches) yield openAIUsageBatch(batch, include)
+}
+
 function inferenceRoute(operation: Operation & { name: OperationName }, validate: (body: Body) => void): RouteSpec {
   return {
     operation,
@@ -57,7 +73,8 @@ function inferenceRoute(operation: Operation & { name: OperationName }, validate
         const open = exchange.relayStreams ? attemptRelayedStream : attemptStream
         const outcome = await open(adapterOperation, target.route, request, { signal })
         addWarnings(exchange, outcome.warnings)
-        return { kind: 'stream', status: 200, batches: outcome.chunks, result: outcome.result }
+        const batches = operation.name === 'chat' ? inOpenAIUsageForm(outcome.chunks, includeUsage(request)) : outcome.chunks
+        return { kind: 'stream', status: 200, batches, result: outcome.result }
       }
       const outcome = await attemptJson(adapterOperation, target.route, request, { signal })
       addWarnings(exchange, outcome.warnings)

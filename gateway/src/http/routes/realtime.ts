@@ -122,7 +122,7 @@ async function connectUpstream(target: RouteTarget, request: IncomingMessage, ur
     const value = header(request.headers, name)
     if (value !== undefined) signable.headers[name] = value
   }
-  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options)
+  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
   const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
 

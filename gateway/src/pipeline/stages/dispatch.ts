@@ -5,14 +5,37 @@
  * took, and the answer carries `x-gateway-provider` and, under a config, the target path and retry
  * count, on success and error alike.
  */
-import { GatewayError } from '../../core/errors.ts'
+import { GatewayError, type ErrorCode } from '../../core/errors.ts'
 import { ConfiguredRoute } from '../../routing/run.ts'
+import type { RouteTarget } from '../../routing/target.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
+import { describeUpstreamFailure } from '../../upstream/describe-failure.ts'
 import type { RouteSpec } from '../route-spec.ts'
 import { wrapAttempt, type Answer, type Exchange, type Terminal } from '../stage.ts'
 
+/** The codes `upstream/transport.ts` and the SSRF connector give a provider that could not be reached. */
+const UNREACHED: ReadonlySet<ErrorCode> = new Set(['upstream_unavailable', 'upstream_timeout', 'request_timeout', 'upstream_address_blocked'])
+
+/**
+ * Gives a failure to reach the provider its log line's detail (provider, host, cause, trace id):
+ * the client's message stays generic, the operator's line says refused, DNS, TLS, timeout or blocked.
+ * A request the client cancelled itself is no provider failure.
+ */
+function describeUnreached(error: unknown, exchange: Exchange, target: RouteTarget | null): void {
+  // A provider that answered (a 504, say) already has its own detail (upstream/provider-errors.ts).
+  if (!(error instanceof GatewayError) || error.logDetail !== undefined || !UNREACHED.has(error.code) || target === null || exchange.context.signal.aborted) return
+  const blocked = error.code === 'upstream_address_blocked'
+  const upstream = describeUpstreamFailure(blocked ? error : (error.cause ?? error), {
+    provider: target.provider.record.slug,
+    url: target.provider.endpoint.baseUrl,
+    traceId: exchange.context.trace.traceId,
+    blocked,
+  })
+  error.logDetail = { upstream }
+}
+
 export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry): Terminal {
-  return (exchange) => {
+  return async (exchange) => {
     const route = exchange.route
     if (route === null) {
       if (spec.answerUnrouted) return spec.answerUnrouted(exchange)
@@ -21,7 +44,12 @@ export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry):
     if (route.kind === 'direct') {
       exchange.facts.attempts = 1
       exchange.responseHeaders['x-gateway-provider'] = route.target.provider.record.slug
-      return spec.attempt(exchange, { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }, exchange.body, exchange.context.signal)
+      try {
+        return await spec.attempt(exchange, { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }, exchange.body, exchange.context.signal)
+      } catch (error) {
+        describeUnreached(error, exchange, route.target)
+        throw error
+      }
     }
     return runConfigured(spec, health, exchange, route.plan)
   }
@@ -45,6 +73,9 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
   )
   try {
     return await configured.run(plan, exchange.headers, facts.requestedModel ?? undefined)
+  } catch (error) {
+    describeUnreached(error, exchange, configured.trace.leaf?.target.route ?? null)
+    throw error
   } finally {
     const { leaf, retries, attempts } = configured.trace
     facts.attempts = attempts

@@ -42,10 +42,13 @@ export function anthropicErrorEnvelope(status: number, message: string): Anthrop
 
 export function parseAnthropicError(status: number, headers: Readonly<Record<string, string>>, body: unknown): ProviderErrorInfo {
   const error = isRecord(body) && isRecord(body.error) ? body.error : null
-  if (!error) return errorInfo(status, headers, { message: fallbackMessage(status, body) })
+  // The API names its request id in the body too (`request_id`), beside the `request-id` header.
+  const requestId = isRecord(body) ? body.request_id : undefined
+  if (!error) return errorInfo(status, headers, { message: fallbackMessage(status, body), requestId })
   return errorInfo(status, headers, {
     message: typeof error.message === 'string' ? error.message : fallbackMessage(status, body),
     providerCode: typeof error.type === 'string' ? error.type : null,
+    requestId,
   })
 }
 

@@ -34,12 +34,36 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500
 }
 
+/**
+ * The headers providers name their request ids in: Anthropic `request-id`, OpenAI and Azure
+ * `x-request-id`, Azure API Management `apim-request-id`, AWS `x-amzn-requestid`, Mistral
+ * `mistral-correlation-id`, Google `x-goog-request-id` (rare on errors).
+ */
+const REQUEST_ID_HEADERS = ['request-id', 'x-request-id', 'apim-request-id', 'x-amzn-requestid', 'mistral-correlation-id', 'x-goog-request-id'] as const
+
+/** The longest request id kept: ids are short tokens; anything longer is not one. */
+const MAX_REQUEST_ID_LENGTH = 128
+
+function plausibleRequestId(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' && value.length <= MAX_REQUEST_ID_LENGTH && /^[\w.:-]+$/.test(value) ? value : undefined
+}
+
+export function requestIdFromHeaders(headers: Readonly<Record<string, string>>): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const id = plausibleRequestId(headers[name])
+    if (id !== undefined) return id
+  }
+  return undefined
+}
+
+/** `requestId`: one the body names (Anthropic `request_id`); else the headers'. */
 export function errorInfo(
   status: number,
   headers: Readonly<Record<string, string>>,
-  fields: { message: string; providerCode?: string | null; param?: string | null },
+  fields: { message: string; providerCode?: string | null; param?: string | null; requestId?: unknown },
   nowMs: number = Date.now(),
 ): ProviderErrorInfo {
+  const providerRequestId = plausibleRequestId(fields.requestId) ?? requestIdFromHeaders(headers)
   return {
     status,
     message: fields.message,
@@ -48,6 +72,7 @@ export function errorInfo(
     fault: faultForStatus(status),
     retryable: isRetryableStatus(status),
     retryAfterMs: retryAfterMsFromHeaders(headers, nowMs),
+    ...(providerRequestId !== undefined && { providerRequestId }),
   }
 }
 

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto'
 import { GatewayError } from '../../core/errors.ts'
 import { ssrfSafeFetch } from '../ssrf-fetch.ts'
+import type { SignerNetwork } from './index.ts'
 
 export interface AccessToken {
   token: string
@@ -14,6 +15,7 @@ export interface AccessToken {
 }
 
 export interface TokenClientOptions {
+  /** Tests only; by default the token endpoint is fetched through the SSRF-checked connector. */
   fetch?: typeof globalThis.fetch
   nowMs?: () => number
   /** A token is replaced this long before it expires, so no request goes out with one about to lapse. */
@@ -37,11 +39,17 @@ export async function exchangeToken(
   url: string,
   form: Record<string, string>,
   what: string,
-  options: Required<Pick<TokenClientOptions, 'fetch' | 'nowMs' | 'timeoutMs'>>,
+  options: TokenClient,
+  network: SignerNetwork,
 ): Promise<AccessToken> {
   let response: Response
+  // Token endpoints can be named by a provider's options (`authorityHost`, a service account's
+  // `token_uri`): fetched through the SSRF-checked connector under the provider's own network
+  // setting, so a provider that may not reach private networks cannot reach a private token
+  // endpoint either, and none reaches cloud metadata or unspecified addresses.
+  const fetchToken = options.fetch ?? ssrfSafeFetch(network.allowPrivateNetwork)
   try {
-    response = await options.fetch(url, {
+    response = await fetchToken(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams(form).toString(),
@@ -102,17 +110,12 @@ export class AccessTokenCache {
   }
 }
 
-/**
- * Token endpoints can be named by a provider's options (`authorityHost`, a service account's
- * `token_uri`): they are fetched through the SSRF-checked connector, which never reaches cloud
- * metadata or unspecified addresses. (Signers do not know the provider's network setting, so
- * private addresses stay reachable for in-cluster identity providers.)
- */
-const guardedFetch = ssrfSafeFetch(true)
+/** The client settings with defaults filled in; `fetch` stays unset unless a test injects one. */
+export type TokenClient = Required<Omit<TokenClientOptions, 'fetch'>> & Pick<TokenClientOptions, 'fetch'>
 
-export function tokenClientDefaults(options: TokenClientOptions): Required<TokenClientOptions> {
+export function tokenClientDefaults(options: TokenClientOptions): TokenClient {
   return {
-    fetch: options.fetch ?? guardedFetch,
+    fetch: options.fetch,
     nowMs: options.nowMs ?? Date.now,
     refreshMarginMs: options.refreshMarginMs ?? defaultRefreshMarginMs,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,

@@ -7,6 +7,9 @@ import { secretBag } from '../../core/secret.ts'
 import { createAzureSigner, defaultEntraScope } from './azure.ts'
 import type { SignableRequest } from './index.ts'
 
+/** The token endpoints here listen on loopback, which only a provider allowed private networks may reach. */
+const LOOPBACK = { allowPrivateNetwork: true }
+
 function signable(): SignableRequest {
   return { method: 'POST', url: new URL('https://contoso.openai.azure.com/openai/v1/chat/completions'), headers: {}, body: undefined }
 }
@@ -36,13 +39,13 @@ describe('Azure signer', () => {
 
   it('sends an api key as the api-key header', async () => {
     const request = signable()
-    await createAzureSigner()(request, secretBag({ apiKey: 'azure-key-1' }), {})
+    await createAzureSigner()(request, secretBag({ apiKey: 'azure-key-1' }), {}, LOOPBACK)
     expect(request.headers).toEqual({ 'api-key': 'azure-key-1' })
   })
 
   it('sends a ready Entra token as a bearer token', async () => {
     const request = signable()
-    await createAzureSigner()(request, secretBag({ accessToken: 'entra-token' }), {})
+    await createAzureSigner()(request, secretBag({ accessToken: 'entra-token' }), {}, LOOPBACK)
     expect(request.headers).toEqual({ authorization: 'Bearer entra-token' })
   })
 
@@ -56,7 +59,7 @@ describe('Azure signer', () => {
 
     const first = signable()
     const second = signable()
-    await Promise.all([sign(first, credentials, options), sign(second, credentials, options)])
+    await Promise.all([sign(first, credentials, options, LOOPBACK), sign(second, credentials, options, LOOPBACK)])
     expect(first.headers.authorization).toBe('Bearer tok-1')
     expect(second.headers.authorization).toBe('Bearer tok-1')
     expect(seen).toHaveLength(1)
@@ -64,13 +67,13 @@ describe('Azure signer', () => {
     expect(Object.fromEntries(seen[0]!.form)).toEqual({ grant_type: 'client_credentials', client_id: 'client-a', client_secret: 's3cret', scope: defaultEntraScope })
 
     nowMs += 3599_000 - 61_000
-    await sign(signable(), credentials, options)
+    await sign(signable(), credentials, options, LOOPBACK)
     expect(seen).toHaveLength(1)
 
     answer = { status: 200, body: { expires_in: 3599, access_token: 'tok-2' } }
     nowMs += 2_000
     const refreshed = signable()
-    await sign(refreshed, credentials, { ...options, entraScope: 'api://custom/.default' })
+    await sign(refreshed, credentials, { ...options, entraScope: 'api://custom/.default' }, LOOPBACK)
     expect(refreshed.headers.authorization).toBe('Bearer tok-2')
     expect(seen[1]!.form.get('scope')).toBe('api://custom/.default')
   })
@@ -80,12 +83,12 @@ describe('Azure signer', () => {
     answer = { status: 401, body: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } }
     const sign = createAzureSigner()
     const credentials = secretBag({ tenantId: 'tenant-b', clientId: 'client-b', clientSecret: 'wrong-secret' })
-    const failure = await sign(signable(), credentials, { authorityHost }).catch((error: unknown) => error)
+    const failure = await sign(signable(), credentials, { authorityHost }, LOOPBACK).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(GatewayError)
     expect(failure).toMatchObject({ status: 503, headers: { 'retry-after': '5' } })
     expect((failure as Error).message).toContain('HTTP 401 (invalid_client)')
     expect((failure as Error).message).not.toContain('wrong-secret')
-    await sign(signable(), credentials, { authorityHost }).catch(() => undefined)
+    await sign(signable(), credentials, { authorityHost }, LOOPBACK).catch(() => undefined)
     expect(seen).toHaveLength(2)
   })
 
@@ -97,12 +100,12 @@ describe('Azure signer', () => {
     const closedHost = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`
     closed.close()
     await once(closed, 'close')
-    await expect(createAzureSigner()(signable(), credentials, { authorityHost: closedHost })).rejects.toThrow(/could not be reached/)
+    await expect(createAzureSigner()(signable(), credentials, { authorityHost: closedHost }, LOOPBACK)).rejects.toThrow(/could not be reached/)
     answer = { status: 200, body: { token_type: 'Bearer' } }
-    await expect(createAzureSigner()(signable(), credentials, { authorityHost })).rejects.toThrow(/HTTP 200/)
+    await expect(createAzureSigner()(signable(), credentials, { authorityHost }, LOOPBACK)).rejects.toThrow(/HTTP 200/)
   })
 
   it('without any usable credential it refuses with a 503', async () => {
-    await expect(createAzureSigner()(signable(), secretBag({}), {})).rejects.toMatchObject({ status: 503 })
+    await expect(createAzureSigner()(signable(), secretBag({}), {}, LOOPBACK)).rejects.toMatchObject({ status: 503 })
   })
 })

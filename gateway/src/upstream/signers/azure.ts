@@ -10,7 +10,7 @@
 import { GatewayError } from '../../core/errors.ts'
 import type { SecretBag } from '../../core/secret.ts'
 import { AccessTokenCache, exchangeToken, tokenClientDefaults, type TokenClientOptions } from './access-token.ts'
-import { registerSigner, type Signer } from './index.ts'
+import { PUBLIC_NETWORK_ONLY, registerSigner, type Signer } from './index.ts'
 
 export const defaultEntraScope = 'https://cognitiveservices.azure.com/.default'
 const defaultAuthorityHost = 'https://login.microsoftonline.com'
@@ -22,7 +22,7 @@ function setting(name: string, credentials: SecretBag, options: Readonly<Record<
 export function createAzureSigner(clientOptions: TokenClientOptions = {}): Signer {
   const client = tokenClientDefaults(clientOptions)
   const cache = new AccessTokenCache(client.nowMs, client.refreshMarginMs)
-  return async (request, credentials, options) => {
+  return async (request, credentials, options, network) => {
     if (credentials.apiKey) {
       request.headers['api-key'] = credentials.apiKey.reveal()
       return
@@ -43,7 +43,7 @@ export function createAzureSigner(clientOptions: TokenClientOptions = {}): Signe
     const authority = (options.authorityHost || defaultAuthorityHost).replace(/\/+$/, '')
     const url = `${authority}/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`
     const token = await cache.get(AccessTokenCache.key(url, clientId, clientSecret, scope), () =>
-      exchangeToken(url, { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope }, 'Azure OpenAI', client),
+      exchangeToken(url, { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope }, 'Azure OpenAI', client, network ?? PUBLIC_NETWORK_ONLY),
     )
     request.headers.authorization = `Bearer ${token}`
   }

@@ -7,6 +7,9 @@ import { secretBag } from '../../core/secret.ts'
 import { cloudPlatformScope, createGoogleOAuthSigner } from './google-oauth.ts'
 import type { SignableRequest } from './index.ts'
 
+/** The token endpoints here listen on loopback, which only a provider allowed private networks may reach. */
+const LOOPBACK = { allowPrivateNetwork: true }
+
 function signable(): SignableRequest {
   return { method: 'POST', url: new URL('https://us-central1-aiplatform.googleapis.com/v1/projects/p'), headers: {}, body: undefined }
 }
@@ -54,7 +57,7 @@ describe('Google OAuth signer', () => {
 
   it('passes a ready access token through', async () => {
     const request = signable()
-    await createGoogleOAuthSigner()(request, secretBag({ accessToken: 'ya29.ready' }), {})
+    await createGoogleOAuthSigner()(request, secretBag({ accessToken: 'ya29.ready' }), {}, LOOPBACK)
     expect(request.headers.authorization).toBe('Bearer ya29.ready')
   })
 
@@ -66,7 +69,7 @@ describe('Google OAuth signer', () => {
     const credentials = secretBag({ serviceAccountJson })
 
     const requests = [signable(), signable(), signable()]
-    await Promise.all(requests.map((request) => sign(request, credentials, {})))
+    await Promise.all(requests.map((request) => sign(request, credentials, {}, LOOPBACK)))
     expect(requests.map((request) => request.headers.authorization)).toEqual(['Bearer ya29.token-1', 'Bearer ya29.token-1', 'Bearer ya29.token-1'])
     expect(assertions).toHaveLength(1)
 
@@ -75,11 +78,11 @@ describe('Google OAuth signer', () => {
     expect(payload).toEqual({ iss: 'gateway@demo-project.iam.gserviceaccount.com', aud: tokenUri, scope: cloudPlatformScope, iat: nowMs / 1000, exp: nowMs / 1000 + 3600 })
 
     nowMs += 3599_000 - 301_000
-    await sign(signable(), credentials, {})
+    await sign(signable(), credentials, {}, LOOPBACK)
     expect(assertions).toHaveLength(1)
     nowMs += 2_000
     const refreshed = signable()
-    await sign(refreshed, credentials, {})
+    await sign(refreshed, credentials, {}, LOOPBACK)
     expect(refreshed.headers.authorization).toBe('Bearer ya29.token-2')
   })
 
@@ -88,18 +91,18 @@ describe('Google OAuth signer', () => {
     status = 400
     const sign = createGoogleOAuthSigner()
     const credentials = secretBag({ serviceAccountJson })
-    const failure = (await sign(signable(), credentials, {}).catch((error: unknown) => error)) as Error
+    const failure = (await sign(signable(), credentials, {}, LOOPBACK).catch((error: unknown) => error)) as Error
     expect(failure).toMatchObject({ status: 503, message: expect.stringContaining('HTTP 400 (invalid_grant)') })
     expect(failure.message).not.toContain('PRIVATE KEY')
-    await sign(signable(), credentials, {}).catch(() => undefined)
+    await sign(signable(), credentials, {}, LOOPBACK).catch(() => undefined)
     expect(assertions).toHaveLength(2)
   })
 
   it('refuses malformed credentials with a 503 that says what is wrong', async () => {
     const sign = createGoogleOAuthSigner()
-    await expect(sign(signable(), secretBag({ serviceAccountJson: 'not json' }), {})).rejects.toThrow(/not JSON/)
-    await expect(sign(signable(), secretBag({ serviceAccountJson: '{"client_email":"a"}' }), {})).rejects.toThrow(/private_key is missing/)
-    await expect(sign(signable(), secretBag({ serviceAccountJson: '{"client_email":"a","private_key":"nope"}' }), {})).rejects.toThrow(/PKCS#8/)
-    await expect(sign(signable(), secretBag({}), {})).rejects.toMatchObject({ status: 503 })
+    await expect(sign(signable(), secretBag({ serviceAccountJson: 'not json' }), {}, LOOPBACK)).rejects.toThrow(/not JSON/)
+    await expect(sign(signable(), secretBag({ serviceAccountJson: '{"client_email":"a"}' }), {}, LOOPBACK)).rejects.toThrow(/private_key is missing/)
+    await expect(sign(signable(), secretBag({ serviceAccountJson: '{"client_email":"a","private_key":"nope"}' }), {}, LOOPBACK)).rejects.toThrow(/PKCS#8/)
+    await expect(sign(signable(), secretBag({}), {}, LOOPBACK)).rejects.toMatchObject({ status: 503 })
   })
 })

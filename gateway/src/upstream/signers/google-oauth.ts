@@ -9,7 +9,7 @@
 import { importPKCS8, SignJWT } from 'jose'
 import { GatewayError } from '../../core/errors.ts'
 import { AccessTokenCache, exchangeToken, tokenClientDefaults, type TokenClientOptions } from './access-token.ts'
-import { registerSigner, type Signer } from './index.ts'
+import { PUBLIC_NETWORK_ONLY, registerSigner, type Signer } from './index.ts'
 
 export const cloudPlatformScope = 'https://www.googleapis.com/auth/cloud-platform'
 const defaultTokenUri = 'https://oauth2.googleapis.com/token'
@@ -61,7 +61,7 @@ async function signAssertion(key: ServiceAccountKey, tokenUri: string, scope: st
 export function createGoogleOAuthSigner(clientOptions: TokenClientOptions = {}): Signer {
   const client = tokenClientDefaults(clientOptions)
   const cache = new AccessTokenCache(client.nowMs, client.refreshMarginMs)
-  return async (request, credentials, options) => {
+  return async (request, credentials, options, network) => {
     if (credentials.accessToken) {
       request.headers.authorization = `Bearer ${credentials.accessToken.reveal()}`
       return
@@ -75,7 +75,7 @@ export function createGoogleOAuthSigner(clientOptions: TokenClientOptions = {}):
       const key = parseServiceAccountKey(json)
       const tokenUri = key.token_uri ?? defaultTokenUri
       const assertion = await signAssertion(key, tokenUri, scope, client.nowMs())
-      return exchangeToken(tokenUri, { grant_type: jwtBearerGrant, assertion }, 'Google Cloud', client)
+      return exchangeToken(tokenUri, { grant_type: jwtBearerGrant, assertion }, 'Google Cloud', client, network ?? PUBLIC_NETWORK_ONLY)
     })
     request.headers.authorization = `Bearer ${token}`
   }

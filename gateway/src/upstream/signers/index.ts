@@ -13,8 +13,16 @@ export interface SignableRequest {
   body: Uint8Array | undefined
 }
 
+/** Where the provider may connect (its snapshot `network`); token endpoints are held to it too. */
+export interface SignerNetwork {
+  readonly allowPrivateNetwork: boolean
+}
+
+/** What a signer assumes when not told: public networks only, the safe side. */
+export const PUBLIC_NETWORK_ONLY: SignerNetwork = { allowPrivateNetwork: false }
+
 /** A signer for schemes that need more than a static header (SigV4, OAuth token exchange). */
-export type Signer = (request: SignableRequest, credentials: SecretBag, options: Readonly<Record<string, string>>) => Promise<void>
+export type Signer = (request: SignableRequest, credentials: SecretBag, options: Readonly<Record<string, string>>, network?: SignerNetwork) => Promise<void>
 
 const advancedSigners = new Map<AuthScheme['type'], Signer>()
 
@@ -38,6 +46,7 @@ export async function applyAuth(
   request: SignableRequest,
   credentials: SecretBag,
   options: Readonly<Record<string, string>>,
+  network: SignerNetwork,
 ): Promise<void> {
   switch (scheme.type) {
     case 'none':
@@ -55,7 +64,7 @@ export async function applyAuth(
     default: {
       const signer = advancedSigners.get(scheme.type)
       if (!signer) throw new GatewayError('internal_error', `No signer is available for auth scheme '${scheme.type}'`)
-      await signer(request, credentials, options)
+      await signer(request, credentials, options, network)
     }
   }
 }
