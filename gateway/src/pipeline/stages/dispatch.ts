@@ -8,6 +8,7 @@
 import { GatewayError } from '../../core/errors.ts'
 import { ConfiguredRoute } from '../../routing/run.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
+import { tracedAttempt } from '../attempt-span.ts'
 import type { RouteSpec } from '../route-spec.ts'
 import type { Answer, Exchange, Terminal } from '../stage.ts'
 
@@ -21,7 +22,8 @@ export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry):
     if (route.kind === 'direct') {
       exchange.facts.attempts = 1
       exchange.responseHeaders['x-gateway-provider'] = route.target.provider.record.slug
-      return spec.attempt(exchange, { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }, exchange.body, exchange.context.signal)
+      const target = { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }
+      return tracedAttempt(exchange, target, () => spec.attempt(exchange, target, exchange.body, exchange.context.signal))
     }
     return runConfigured(spec, health, exchange, route.plan)
   }
@@ -37,7 +39,7 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
     (target, payload, signal) => {
       // Overrides come from a config, not the client, but must meet the same limits before they go out.
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
-      return spec.attempt(exchange, target, body === null ? null : payload, signal)
+      return tracedAttempt(exchange, target, () => spec.attempt(exchange, target, body === null ? null : payload, signal))
     },
   )
   try {
