@@ -191,8 +191,12 @@ OpenTelemetry trace export (values.tracing) for one component: call with
   value: {{ $tracing.samplerArg | quote }}
 - name: OTEL_SERVICE_NAME
   value: {{ .serviceName | quote }}
+{{- $attributes := printf "service.namespace=%s,k8s.namespace.name=%s" .root.Release.Name .root.Release.Namespace }}
+{{- if $tracing.resourceAttributes }}
+{{- $attributes = printf "%s,%s" $attributes $tracing.resourceAttributes }}
+{{- end }}
 - name: OTEL_RESOURCE_ATTRIBUTES
-  value: {{ printf "service.namespace=%s,k8s.namespace.name=%s%s" .root.Release.Name .root.Release.Namespace (ternary (printf ",%s" $tracing.resourceAttributes) "" (ne $tracing.resourceAttributes "")) | quote }}
+  value: {{ $attributes | quote }}
 {{- with $tracing.headersSecretRef }}
 - name: OTEL_EXPORTER_OTLP_HEADERS
   valueFrom:
