@@ -19,4 +19,3 @@ export { startUsageShipping, UsageShipper, type UsageSink, type UsageTransport }
 export { accountStage } from './pipeline/stages/account.ts'
 export { startTracing, tracingRequested, type Tracing } from './telemetry/tracing.ts'
 export { contentWorkspacesSetting } from './telemetry/genai-content.ts'
-export { tracingEnabled } from './core/tracing.ts'

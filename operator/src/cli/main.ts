@@ -8,6 +8,7 @@ import { parsePort } from './boot-config.ts'
 import { CliError } from './commands/admin-client.ts'
 import { processIo, type CommandIo } from './commands/io.ts'
 import { createLogger } from './logger.ts'
+import { enableControlPlaneTracing } from '../telemetry/spans.ts'
 
 // Servers and tools are imported when their command runs: a sidecar in an application's pod must
 // not load the database drivers and the Kubernetes client (memory and start-up time).
@@ -66,6 +67,13 @@ interface Stoppable {
   drain?(): Promise<void>
 }
 
+/** Starts tracing (OTEL_* set) and the control plane's spans with it. */
+async function startProcessTracing(serviceName: string): Promise<Tracing | null> {
+  const tracing = await startTracing({ serviceName })
+  if (tracing) enableControlPlaneTracing()
+  return tracing
+}
+
 /** `tracing`: spans still queued are exported after the service stopped (OTEL_* set; see docs/observability.md). */
 function stopOnSignals(service: Stoppable, logger: ReturnType<typeof createLogger>, tracing: Tracing | null = null): void {
   const shutdown = (signal: string): void => {
@@ -116,7 +124,7 @@ function announceAdminKey(key: string | null): void {
 async function start(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse')
   // Before the servers are built: the gateway composes its trace stage only when tracing is on.
-  const tracing = await startTracing({ serviceName: 'gatehouse' })
+  const tracing = await startProcessTracing('gatehouse')
   const { startEmbedded } = await import('./embedded.ts')
   const gatehouse = await startEmbedded({ ...serverOptions(argv, 8787), logger, watchResourceFiles: true })
   announceAdminKey(gatehouse.generatedAdminKey)
@@ -126,7 +134,7 @@ async function start(argv: string[]): Promise<void> {
 
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
-  const tracing = await startTracing({ serviceName: 'gatehouse-control-plane' })
+  const tracing = await startProcessTracing('gatehouse-control-plane')
   const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
   const { serveControlPlane } = await import('./control-plane.ts')
   const service = await serveControlPlane({ ...options, logger })
@@ -137,7 +145,7 @@ async function controlPlane(argv: string[]): Promise<void> {
 
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
-  const tracing = await startTracing({ serviceName: 'gatehouse-operator' })
+  const tracing = await startProcessTracing('gatehouse-operator')
   const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
   const { runOperator } = await import('./operator.ts')
   const service = await runOperator({ ...options, logger })

@@ -9,14 +9,25 @@
  *  - a `snapshot.ack` span per gateway ACK or NACK, linked to that generation's publish span, with
  *    how long after publication (and after the change was asked for) the gateway applied it.
  *
- * Nothing here runs unless the process started tracing (`tracingEnabled()`, from the gateway
- * package's telemetry): the hooks are not even installed otherwise.
+ * Nothing here runs unless the process started tracing: the command that started it calls
+ * `enableControlPlaneTracing()` (cli/main.ts), before any app is built; the hooks are not even
+ * installed otherwise.
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Link, type Span, type SpanContext } from '@opentelemetry/api'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { tracingEnabled } from '@gatehouse/gateway'
 
 export const CONTROL_PLANE_TRACER = 'gatehouse-control-plane'
+
+let enabled = false
+
+function tracingEnabled(): boolean {
+  return enabled
+}
+
+/** Called once the OpenTelemetry SDK is registered in this process (the gateway package's startTracing). */
+export function enableControlPlaneTracing(): void {
+  enabled = true
+}
 
 function tracer() {
   return trace.getTracer(CONTROL_PLANE_TRACER)
@@ -90,8 +101,8 @@ export class SnapshotTracing {
     this.#requests.firstAtMs ??= nowMs
   }
 
-  /** Wraps one compile-and-publish; `generation()` is read after it ran. */
-  async publish<T>(nowMs: () => number, run: () => Promise<{ generation: number } | null>): Promise<void> {
+  /** Wraps one compile-and-publish; the generation is read from what `run` resolves to. */
+  async publish(nowMs: () => number, run: () => Promise<{ generation: number } | null>): Promise<void> {
     if (!tracingEnabled()) {
       await run()
       return
