@@ -44,10 +44,11 @@ describe.skipIf(postgres.skip !== null)('control-plane spans', () => {
       OTEL_BSP_SCHEDULE_DELAY: '100',
     }
     controlPlane = startGatehouse(['control-plane', '--port', '0', '--data-dir', join(directory, 'cp')], { ...common, GATEHOUSE_DATABASE_URL: opened.url!, GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY })
-    controlPlaneUrl = (await controlPlane.waitForLog((entry) => entry.msg === 'control plane is serving')).url!
+    controlPlaneUrl = (await controlPlane.waitForLog((entry) => entry.msg === 'control plane is serving', 120_000)).url!
     gateway = startGatehouse(['gateway'], { ...common, GATEHOUSE_PORT: '0', GATEHOUSE_CONTROL_PLANE_URL: controlPlaneUrl, GATEHOUSE_GATEWAY_ID: 'gw-traced' })
-    await gateway.waitForLog((entry) => entry.msg === 'gateway is serving')
-  }, 180_000)
+    // Generous: loading the OpenTelemetry SDK adds seconds to a start on a busy machine.
+    await gateway.waitForLog((entry) => entry.msg === 'gateway is serving', 120_000)
+  }, 300_000)
 
   afterAll(async () => {
     await gateway?.stop()
