@@ -195,6 +195,32 @@ describe('a stream', () => {
   })
 })
 
+describe('a stream that fails', () => {
+  it('ends both spans in error when the provider sends an error event mid-stream', async () => {
+    // Paced, so the error arrives after chunks went out (an error in the first read is a plain HTTP error).
+    primary.options.tokenIntervalMs = 5
+    primary.script({ errorAfterChunks: 2, status: 500 })
+    let gatewayTraceId: string | null = null
+    const failure = await (async () => {
+      const { data: stream, response } = await client().chat.completions.create({ model: 'gpt-4o-mini', messages, stream: true }).withResponse()
+      gatewayTraceId = response.headers.get('x-gateway-trace-id')
+      for await (const _chunk of stream) {
+        // read until the error event
+      }
+    })().catch((error: unknown) => error)
+    // The SDK turns the stream's error event into an APIError while iterating.
+    expect(failure).toBeInstanceOf(OpenAI.APIError)
+    expect(gatewayTraceId).not.toBeNull()
+    const { server, attempts } = await traceOf(otelTraceId(gatewayTraceId), 1)
+    // The client got 200 and then an error event: the status stays 200, the span is in error.
+    expect(server.attributes['http.response.status_code']).toBe(200)
+    expect(server.status.code).toBe(2)
+    expect(server.attributes['error.type']).toBe('provider_error')
+    expect(attempts[0]!.attributes['error.type']).toBe('provider_error')
+    expect(attempts[0]!.status.code).toBe(2)
+  })
+})
+
 describe('a retry then a fallback', () => {
   it('shows each attempt as a sibling CLIENT span: two failed at the primary, the last answered by the secondary', async () => {
     primary.script({ status: 503 }, { status: 503 })

@@ -72,8 +72,12 @@ class RequestSpan {
     this.#span.setAttributes(attributes)
   }
 
-  /** Facts every ending shares: who called, where it went, what it cost. */
-  end(status: number, failure: string | null): void {
+  /**
+   * Facts every ending shares: who called, where it went, what it cost. `inError`: a server span is
+   * in error for 5xx answers only (4xx are the caller's: OpenTelemetry HTTP conventions), or when a
+   * stream already answered 200 failed on the gateway's or provider's side.
+   */
+  end(status: number, failure: string | null, inError = status >= 500): void {
     if (this.#ended) return
     this.#ended = true
     const span = this.#span
@@ -104,8 +108,7 @@ class RequestSpan {
     const code = facts.errorCode ?? failure
     if (code !== null) attributes['error.type'] = code
     span.setAttributes(attributes)
-    // A server span is in error for 5xx answers only (4xx are the caller's: OpenTelemetry HTTP conventions).
-    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, ...(code !== null ? { message: code } : {}) })
+    if (inError) span.setStatus({ code: SpanStatusCode.ERROR, ...(code !== null ? { message: code } : {}) })
     span.end()
   }
 
@@ -117,6 +120,12 @@ class RequestSpan {
   fail(error: unknown): void {
     const { status, code } = errorCode(error, this.#exchange)
     this.end(status, code)
+  }
+
+  /** A stream that had answered `answeredStatus` ended with `error`: the status stays what the client got. */
+  streamFailed(answeredStatus: number, error: unknown): void {
+    const { status, code } = errorCode(error, this.#exchange)
+    this.end(answeredStatus, code, status >= 500)
   }
 }
 
@@ -145,7 +154,7 @@ function traceStream(request: RequestSpan, exchange: Exchange, answer: StreamAns
       request.set(genAiFinishReasons(result?.finishReason ?? exchange.facts.finishReason))
       if (exchange.facts.usage === null && result !== null) request.set(genAiUsageAttributes(result.usage))
       if (text !== null) request.content(text.attributes(result?.finishReason.raw ?? result?.finishReason.unified ?? null))
-      if (error !== null) request.fail(error)
+      if (error !== null) request.streamFailed(answer.status, error)
       else request.end(answer.status, completed ? null : 'request_cancelled')
     },
   })
@@ -161,7 +170,7 @@ function traceRelay(request: RequestSpan, answer: Extract<Answer, { kind: 'relay
       failure = error
       throw error
     } finally {
-      if (failure !== null) request.fail(failure)
+      if (failure !== null) request.streamFailed(answer.status, failure)
       else request.end(answer.status, null)
     }
   }
