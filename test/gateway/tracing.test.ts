@@ -12,6 +12,9 @@
  * trace by the x-gateway-trace-id response header failed.
  */
 import { createHash } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { WebSocket, WebSocketServer } from 'ws'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startTracing, type Tracing } from '@gatehouse/gateway'
@@ -325,6 +328,29 @@ describe('the caller\'s trace', () => {
     await client(gateway, { 'x-gateway-provider': '@primary', 'x-gateway-trace-id': 'fedcba9876543210fedcba9876543210', 'x-gateway-parent-span-id': '1234567890abcdef' })
       .chat.completions.create({ model: 'gpt-4o-mini', messages })
     expect((await traceOf('fedcba9876543210fedcba9876543210', 1)).server.parentSpanId).toBe('1234567890abcdef')
+  })
+})
+
+describe('a realtime session', () => {
+  it('is a server span with one client span for the provider socket, whose handshake carries the attempt as parent', async () => {
+    const handshakes: IncomingHttpHeaders[] = []
+    const provider = new WebSocketServer({ host: '127.0.0.1', port: 0, verifyClient: ({ req }, done) => (handshakes.push(req.headers), done(true)) })
+    await new Promise<void>((resolve) => provider.once('listening', () => resolve()))
+    const realtime = await startTestGateway([{ slug: 'rt', kind: 'openai', baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1` }])
+    try {
+      const socket = new WebSocket(`${realtime.baseUrl.replace('http:', 'ws:')}/realtime?model=gpt-realtime`, { headers: { authorization: `Bearer ${realtime.workspaceKey}`, 'x-gateway-provider': '@rt' } })
+      const upgrade = new Promise<IncomingHttpHeaders>((resolve) => socket.once('upgrade', (response) => resolve(response.headers)))
+      await new Promise<void>((resolve, reject) => socket.once('open', () => resolve()).once('error', reject))
+      const traceId = otelTraceId(String((await upgrade)['x-gateway-trace-id']))
+      socket.close()
+      const { server, attempts } = await traceOf(traceId, 1)
+      expect(server.name).toBe('chat gpt-realtime')
+      expect(attempts[0]!.parentSpanId).toBe(server.spanId)
+      expect(String(handshakes[0]!.traceparent).split('-').slice(1, 3)).toEqual([traceId, attempts[0]!.spanId])
+    } finally {
+      await realtime.close()
+      await new Promise<void>((resolve) => provider.close(() => resolve()))
+    }
   })
 })
 
