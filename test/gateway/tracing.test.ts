@@ -311,6 +311,19 @@ describe('the caller\'s trace', () => {
     expect(primary.requests[0]!.headers.baggage).toBe('tenant=acme')
   })
 
+  it('honours a caller that did not sample: nothing exported, the provider still told (flags 00)', async () => {
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4736'
+    const callerSpan = '10f067aa0ba902b7'
+    await client(gateway, { 'x-gateway-provider': '@primary', traceparent: `00-${traceId}-${callerSpan}-00` }).chat.completions.create({ model: 'gpt-4o-mini', messages })
+    const received = traceparentAt(primary, 0)
+    expect(received.traceId).toBe(traceId)
+    expect(received.flags).toBe('00')
+    // A later sampled request's spans arriving proves the export ran after this one.
+    const later = await client().chat.completions.create({ model: 'gpt-4o-mini', messages }).withResponse()
+    await traceOf(otelTraceId(later.response.headers.get('x-gateway-trace-id')), 1)
+    expect(receiver.spans.filter((span) => span.traceId === traceId)).toEqual([])
+  })
+
   it('maps x-gateway-trace-id and x-gateway-span-id onto the trace, hashing ids that are not W3C-shaped', async () => {
     const hashed = (value: string, digits: number): string => createHash('sha256').update(value).digest('hex').slice(0, digits)
     await client(gateway, { 'x-gateway-provider': '@primary', 'x-gateway-trace-id': 'order-42', 'x-gateway-span-id': 'plan-step', 'x-gateway-parent-span-id': 'agent-run', 'x-gateway-span-name': 'plan' })

@@ -4,7 +4,7 @@
  * it got and, when it failed, why (`error.type`). The attempt runs with its span active, so the
  * transport's `traceparent` (core/tracing.ts) names this span as the provider call's parent.
  *
- * With tracing off this is one boolean test; an unsampled span only carries the context.
+ * With tracing off this is one boolean test; under an unsampled request no span is made at all.
  */
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
 import { GatewayError } from '../core/errors.ts'
@@ -67,6 +67,9 @@ function ended(span: Span, answer: Answer, signal: AbortSignal): Answer {
 /** Runs one attempt at `target` inside its own client span (not even a promise more with tracing off). */
 export function tracedAttempt(exchange: Exchange, target: BoundTarget, attempt: () => Promise<Answer>): Promise<Answer> {
   if (!tracingEnabled()) return attempt()
+  // The request was not sampled: its attempts would not be either. The provider still gets a
+  // traceparent (the request's, flagged unsampled), without a span made and dropped per attempt.
+  if (trace.getActiveSpan()?.isRecording() === false) return attempt()
   return attemptInSpan(exchange, target, attempt)
 }
 
