@@ -25,6 +25,8 @@
  *                                             unset: both in this process only
  *   GATEHOUSE_USAGE_SPOOL                     directory usage records wait in while the control plane is away
  *   GATEHOUSE_USAGE_SPOOL_MAX_BYTES           bound of that spool (default 256 MiB; oldest bodies shed first)
+ *   OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, OTEL_TRACES_SAMPLER… traces (telemetry/tracing.ts; off when unset)
+ *   GATEHOUSE_TRACE_CONTENT_WORKSPACES        workspaces (ids, slugs or *) whose message content goes on spans
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -50,6 +52,8 @@ import { DEFAULT_METRICS_PORT, serveMetrics } from './http/metrics-server.ts'
 import { httpUsageTransport } from './usage/http-transport.ts'
 import type { UsageShipper } from './usage/shipper.ts'
 import { startUsageShipping } from './usage/start.ts'
+import { startTracing } from './telemetry/tracing.ts'
+import { contentWorkspacesSetting } from './telemetry/genai-content.ts'
 
 export interface RunningGateway {
   url: string
@@ -103,6 +107,9 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
   const pepper = required(env, 'GATEHOUSE_KEY_PEPPER')
   const holder = new RuntimeHolder()
   const closers: Array<() => Promise<unknown> | unknown> = [() => holder.close()]
+  // First, so the server below is built with its trace stage; last to close, so the final spans are flushed.
+  const tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
+  if (tracing) closers.unshift(() => tracing.shutdown())
   let forwarder: ReturnType<typeof remoteAdminForwarder> | null = null
   let usage: UsageShipper | null = null
 
@@ -185,6 +192,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     jwt: dataPlaneJwtFromEnv(env),
     metricsRoute: metricsPort === 'data',
     guardrailsAllowPrivateNetwork: env.GATEHOUSE_GUARDRAILS_ALLOW_PRIVATE_NETWORK === 'true',
+    traceContentWorkspaces: contentWorkspacesSetting(env.GATEHOUSE_TRACE_CONTENT_WORKSPACES),
     features: { limits: limitsFactory },
     metricsRegistries: [limitsFactory.registry],
     ...(env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: env.GATEHOUSE_METRICS_TOKEN } : {}),

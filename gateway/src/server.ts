@@ -28,6 +28,8 @@ import type { PipelineFeatures } from './pipeline/build.ts'
 import { cacheStage } from './pipeline/stages/cache.ts'
 import type { DataPlaneJwt } from './pipeline/authenticate-jwt.ts'
 import { accountStage } from './pipeline/stages/account.ts'
+import { traceStage } from './pipeline/stages/trace.ts'
+import { tracingEnabled } from './core/tracing.ts'
 import type { RuntimeHolder } from './runtime/holder.ts'
 import { Registry } from 'prom-client'
 import { createGatewayMetrics, type GatewayMetrics } from './telemetry/metrics.ts'
@@ -69,6 +71,8 @@ export interface GatewayServerOptions {
   guardrailsAllowPrivateNetwork?: boolean
   /** Feature stages' own metrics (limits), served on /metrics with the server's. */
   metricsRegistries?: Registry[]
+  /** Workspaces (ids or slugs, `*`) whose message content goes on spans when tracing is on (GATEHOUSE_TRACE_CONTENT_WORKSPACES). */
+  traceContentWorkspaces?: readonly string[]
   /** Where usage records go: the account stage is composed with this sink (unless `features.account` is given) and its delivery metrics served. */
   usage?: UsageShipper
 }
@@ -157,6 +161,8 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     guardrailsBefore: guardrails.before,
     guardrailsAfter: guardrails.after,
     ...(options.usage ? { account: accountStage({ sink: options.usage }) } : {}),
+    // Spans only where the process started tracing (telemetry/tracing.ts): no stage otherwise.
+    ...(tracingEnabled() ? { trace: traceStage({ contentWorkspaces: options.traceContentWorkspaces ?? [] }) } : {}),
     ...options.features,
   }
   const deps = { holder: options.holder, pepper: options.pepper, now: options.now ?? Date.now, features, jwt: options.jwt ?? null, ...(options.sidecar ? { sidecar: options.sidecar } : {}) }

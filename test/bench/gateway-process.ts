@@ -7,14 +7,15 @@
  *
  * Prints one JSON line `{"url","workspaceKey","provider","snapshotPath"}` once listening on
  * 127.0.0.1 (ephemeral port); stops on SIGTERM/SIGINT, removing the snapshot file. Exiting through
- * `process.exit` also lets `node --cpu-prof` write its profile.
+ * `process.exit` also lets `node --cpu-prof` write its profile. With OTEL_EXPORTER_OTLP_ENDPOINT
+ * set it traces (telemetry/tracing.ts), as the tracing scenario of run.ts asks.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildGatewayServer, RuntimeHolder } from '@gatehouse/gateway'
+import { buildGatewayServer, RuntimeHolder, startTracing } from '@gatehouse/gateway'
 import { generateApiKey, type GatewaySnapshotInput } from '@gatehouse/gateway/snapshot'
 import { buildSnapshot, TEST_PEPPER, WORKSPACE_ID } from '../helpers/gateway.ts'
 
@@ -56,13 +57,15 @@ if (!applied.ok) {
   process.exit(1)
 }
 
+// The tracing scenario starts this process with OTEL_* set (an OTLP sink, a sampler); others without.
+const tracing = await startTracing({ serviceName: 'gatehouse-bench' })
 const app = buildGatewayServer({ holder, pepper: TEST_PEPPER })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const { port } = app.server.address() as AddressInfo
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}`, workspaceKey, provider: BENCH_PROVIDER_SLUG, snapshotPath }) + '\n')
 
 const stop = (): void => {
-  void Promise.allSettled([app.close(), holder.close()]).finally(() => {
+  void Promise.allSettled([app.close(), holder.close(), tracing?.shutdown()]).finally(() => {
     rmSync(snapshotDir, { recursive: true, force: true })
     process.exit(0)
   })

@@ -21,6 +21,7 @@ import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type Targ
 import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
+import { formatTracing, startTracedGateways, summariseTracing, TRACING_SCENARIO, withoutOtel, type TracingRun, type TracingVariant } from './tracing-scenario.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -38,7 +39,7 @@ const { values: flags } = parseArgs({
     'paced-rate': { type: 'string', default: '800' },
     'serial-s': { type: 'string', default: '2' },
     'ttfb-requests': { type: 'string', default: '500' },
-    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat' },
+    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat,trace-sat' },
     profile: { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
   },
@@ -57,10 +58,13 @@ const connections = Math.round(positive('connections', flags.connections))
 const pacedRatePerS = positive('paced-rate', flags['paced-rate'])
 const serialMs = positive('serial-s', flags['serial-s']) * 1000
 const ttfbRequests = Math.round(positive('ttfb-requests', flags['ttfb-requests']))
-const scenarios = flags.scenarios!.split(',').map((name) => name.trim()) as ScenarioName[]
-for (const name of scenarios) {
-  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat', 'prompt-sat'].includes(name)) throw new Error(`unknown scenario '${name}'`)
+const requested = flags.scenarios!.split(',').map((name) => name.trim())
+for (const name of requested) {
+  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat', 'prompt-sat', TRACING_SCENARIO].includes(name)) throw new Error(`unknown scenario '${name}'`)
 }
+// The tracing scenario has targets of its own (tracing-scenario.ts); the others share the report's.
+const tracingScenario = requested.includes(TRACING_SCENARIO)
+const scenarios = requested.filter((name) => name !== TRACING_SCENARIO) as ScenarioName[]
 
 /** A 0.26 KB chat body like the baseline's: a system and a user message. */
 /** The saved config of the bench gateway that caches answers (gateway-process.ts). */
@@ -96,6 +100,7 @@ interface GatewayReady {
 }
 
 interface Targets {
+  upstreamBaseUrl: string
   origins: Record<TargetName, string>
   headers: Record<string, string>
   servers: Record<'simulator' | 'bare' | 'gatehouse', Started<unknown>>
@@ -110,11 +115,12 @@ async function startServers(): Promise<Targets> {
       join(ROOT, 'test/bench/gateway-process.ts'),
       '--upstream',
       simulator.ready.baseUrl,
-    ]),
+    ], { env: withoutOtel(process.env) }),
   ])
   // The same request bytes go to every target: the simulator accepts any bearer token (`--api-key any`) and ignores
   // the routing header, so direct and bare pay for the same headers Gatehouse reads.
   return {
+    upstreamBaseUrl: simulator.ready.baseUrl,
     origins: { direct: simulator.ready.url, bare: bare.ready.url, gatehouse: gatehouse.ready.url },
     headers: {
       'content-type': 'application/json',
@@ -220,7 +226,7 @@ async function main(): Promise<void> {
     : 'unpinned: taskset missing, fewer than 2 CPUs, or --no-pin; every process floats over all cores'
   console.log(`Gatehouse loopback benchmark — node ${process.version}, ${cpus().length} × ${cpuModel()}, load avg ${loadavg().map((value) => value.toFixed(2)).join(' ')}`)
   console.log(`layout ${layout}`)
-  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests`)
+  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${tracingScenario ? `; ${TRACING_SCENARIO} × Gatehouse untraced, sampled 0 % and 100 %` : ''}`)
 
   const targets = await startServers()
   const loader = new Loader()
@@ -229,12 +235,18 @@ async function main(): Promise<void> {
     pin(loader.child.pid!, LOADER_CORE)
     for (const server of Object.values(targets.servers)) pin(server.pid, SERVER_CORE)
   }
+  const traced = tracingScenario ? await startTracedGateways(ROOT, targets.upstreamBaseUrl) : null
+  if (pinned && traced) for (const server of traced.servers) pin(server.pid, SERVER_CORE)
   const sizes = await smokeCheck(targets)
   const coldMemory = Object.fromEntries(Object.entries(targets.servers).map(([name, server]) => [name, readProcessMemory(server.pid)]))
   console.log(`answers: ${sizes.direct.jsonBytes} B JSON, ${sizes.direct.streamBytes} B stream (22 SSE events); all three targets answered the smoke requests`)
 
   const runs: ScenarioRun[] = []
+  const tracingRuns: TracingRun[] = []
   const simulatorWatch: WatchedProcess = { name: 'simulator', pid: targets.servers.simulator.pid }
+  const tracingVariants: TracingVariant[] = traced
+    ? [{ name: 'floor (no tracing)', origin: targets.origins.gatehouse, workspaceKey: targets.headers.authorization!.slice('Bearer '.length), provider: targets.headers['x-gateway-provider']!.slice(1), pid: targets.servers.gatehouse.pid }, ...traced.variants]
+    : []
   // Repetitions interleave everything, so a burst of foreign load hits every target alike.
   for (let rep = 1; rep <= reps; rep++) {
     for (const scenario of scenarios) {
@@ -252,7 +264,16 @@ async function main(): Promise<void> {
         console.log(progressLine(rep, scenario, target, result))
       }
     }
+    for (const variant of tracingVariants) {
+      const headers = { ...targets.headers, authorization: `Bearer ${variant.workspaceKey}`, 'x-gateway-provider': `@${variant.provider}` }
+      const request: TargetRequest = { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }
+      const result = await loader.run(jobFor('sat', request, [simulatorWatch, { name: 'gateway', pid: variant.pid }]))
+      tracingRuns.push({ variant: variant.name, rep, result })
+      const failed = result.errors + result.non2xx + result.incomplete
+      console.log(`  #${rep} ${TRACING_SCENARIO.padEnd(10)} ${variant.name.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
+    }
   }
+  const tracing = tracingRuns.length > 0 ? summariseTracing(tracingRuns) : null
 
   const aggregates = aggregateAll(runs, scenarios)
   const checks = checkTargets(aggregates)
@@ -260,6 +281,7 @@ async function main(): Promise<void> {
   for (const scenario of scenarios) console.log(formatScenario(aggregates, scenario) + '\n')
   console.log(`cold RSS (after start + smoke requests): bare ${mbText(coldMemory.bare?.rssKb)} MB, Gatehouse ${mbText(coldMemory.gatehouse?.rssKb)} MB, simulator ${mbText(coldMemory.simulator?.rssKb)} MB`)
   console.log(formatChecks(checks))
+  if (tracing) console.log(`\n${formatTracing(tracing)}`)
 
   await stopAll()
   let profile: { file: string; summary: ReturnType<typeof hotSpots> } | null = null
@@ -291,6 +313,7 @@ async function main(): Promise<void> {
     aggregates,
     targets: checks,
     runs,
+    tracing: tracing === null ? null : { summary: tracing, runs: tracingRuns },
     profile,
   }
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-')

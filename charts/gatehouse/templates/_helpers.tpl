@@ -173,3 +173,40 @@ readinessProbe:
   value: {{ $sidecar.resources.memoryLimit | quote }}
 {{- end }}
 {{- end }}
+
+{{/*
+OpenTelemetry trace export (values.tracing) for one component: call with
+(dict "root" $ "serviceName" "gatehouse-gateway"). Nothing when no endpoint is set.
+*/}}
+{{- define "gatehouse.tracingEnv" -}}
+{{- $tracing := .root.Values.tracing -}}
+{{- if $tracing.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $tracing.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $tracing.protocol | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $tracing.sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ $tracing.samplerArg | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .serviceName | quote }}
+{{- $attributes := printf "service.namespace=%s,k8s.namespace.name=%s" .root.Release.Name .root.Release.Namespace }}
+{{- if $tracing.resourceAttributes }}
+{{- $attributes = printf "%s,%s" $attributes $tracing.resourceAttributes }}
+{{- end }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ $attributes | quote }}
+{{- with $tracing.headersSecretRef }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ .name }}
+      key: {{ .key }}
+{{- end }}
+{{- with $tracing.contentWorkspaces }}
+- name: GATEHOUSE_TRACE_CONTENT_WORKSPACES
+  value: {{ join "," . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -38,7 +38,7 @@ export class McpUpstreamAuth {
         const form: Record<string, string> = { grant_type: 'client_credentials', client_id: auth.clientId, client_secret: auth.clientSecret }
         if (auth.scope) form.scope = auth.scope
         if (auth.audience) form.audience = auth.audience
-        const token = await this.#cache.get(key, () => exchangeToken(auth.tokenUrl, form, 'the MCP server', defaults))
+        const token = await this.#cache.get(key, () => exchangeToken(auth.tokenUrl, form, 'the MCP server', defaults, { allowPrivateNetwork }))
         return { authorization: `Bearer ${token}` }
       }
     }

@@ -22,6 +22,8 @@ import { validateStage } from './stages/validate.ts'
 
 /** The optional stages a gateway runs with, each deciding per route whether it takes part. */
 export interface PipelineFeatures {
+  /** Outermost of all: the request's server span (pipeline/stages/trace.ts), when tracing is on. */
+  readonly trace?: StageFactory
   /** Outermost: spans and access logs around everything, authentication failures included. */
   readonly observe?: StageFactory
   readonly account?: StageFactory
@@ -51,6 +53,7 @@ export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageF
   const features = deps.features ?? {}
   const present = (factory: StageFactory | undefined): StageFactory[] => (factory ? [factory] : [])
   return [
+    ...present(features.trace),
     ...present(features.observe),
     asFactory(authenticateStage(spec, deps), 'authenticate'),
     ...present(features.account),

@@ -95,9 +95,19 @@ function traceHeader(headers: RequestHeaders, name: string): string | null {
   return value
 }
 
+/** `traceparent`'s trace id (version 00 layout, not all zeros), or null. */
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/
+
+function traceparentTraceId(headers: RequestHeaders): string | null {
+  const value = header(headers, 'traceparent')
+  const traceId = value === undefined ? undefined : TRACEPARENT.exec(value)?.[1]
+  return traceId === undefined || /^0+$/.test(traceId) ? null : traceId
+}
+
+/** A caller on W3C trace context without `x-gateway-trace-id` gets its trace id back as the gateway trace id. */
 export function readTrace(headers: RequestHeaders): Trace {
   return {
-    traceId: traceHeader(headers, 'x-gateway-trace-id') ?? randomUUID(),
+    traceId: traceHeader(headers, 'x-gateway-trace-id') ?? traceparentTraceId(headers) ?? randomUUID(),
     spanId: traceHeader(headers, 'x-gateway-span-id'),
     parentSpanId: traceHeader(headers, 'x-gateway-parent-span-id'),
     spanName: traceHeader(headers, 'x-gateway-span-name'),

@@ -10,6 +10,7 @@ import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
 import { GatewayError } from '../core/errors.ts'
 import type { SecretBag } from '../core/secret.ts'
 import { applyAuth, type SignableRequest } from './signers/index.ts'
+import { injectTraceContext } from '../core/tracing.ts'
 import './signers/builtin.ts'
 import { CallbackBody } from './callback-body.ts'
 
@@ -121,6 +122,8 @@ async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, opt
   if (body !== undefined && !isRawBody(request.body) && signable.headers['content-type'] === undefined) {
     signable.headers['content-type'] = 'application/json'
   }
+  // Before signing: SigV4 signs every header it is given, these included.
+  injectTraceContext(signable.headers)
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
   return {
     dispatchOptions: {

@@ -26,6 +26,7 @@ import type { AdminContext } from './context.ts'
 import type { LimitCounters } from './context.ts'
 import { adminRouteModules, type AdminRouteModule } from './routes/index.ts'
 import { unstorableTextError } from './storable-text.ts'
+import { registerServerSpans } from '../telemetry/spans.ts'
 
 export interface AdminAppDeps {
   store: Store
@@ -107,6 +108,8 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
   })
+  // First hook: with tracing on, every admin request is a server span (operator/src/telemetry/spans.ts).
+  registerServerSpans(app)
   app.decorateRequest('principal', null)
   app.decorateRequest('auditTarget', null)
   app.decorateRequest('authFailure', null)

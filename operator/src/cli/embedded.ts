@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, snapshotPricedCosts, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
+import { buildGatewayServer, contentWorkspacesSetting, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, snapshotPricedCosts, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
 import { inProcessUsageTransport } from '../distribution/usage-routes.ts'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
@@ -69,6 +69,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     metricsRoute: metricsPort === 'data',
     features: { limits: limitsFactory },
     metricsRegistries: [limitsFactory.registry],
+    traceContentWorkspaces: contentWorkspacesSetting(options.env.GATEHOUSE_TRACE_CONTENT_WORKSPACES),
     ...(options.env.GATEHOUSE_METRICS_TOKEN ? { metricsToken: options.env.GATEHOUSE_METRICS_TOKEN } : {}),
   })
   const gate = installReadinessGate(gateway)

@@ -3,11 +3,12 @@
  * tools (validate, keys, admin-key, get, describe). See USAGE.
  */
 import { parseArgs } from 'node:util'
-import { metricsPortSetting, runGateway, runSidecar } from '@gatehouse/gateway'
+import { metricsPortSetting, runGateway, runSidecar, startTracing, type Tracing } from '@gatehouse/gateway'
 import { parsePort } from './boot-config.ts'
 import { CliError } from './commands/admin-client.ts'
 import { processIo, type CommandIo } from './commands/io.ts'
 import { createLogger } from './logger.ts'
+import { enableControlPlaneTracing } from '../telemetry/spans.ts'
 
 // Servers and tools are imported when their command runs: a sidecar in an application's pod must
 // not load the database drivers and the Kubernetes client (memory and start-up time).
@@ -59,6 +60,8 @@ Environment:
   GATEHOUSE_SHUTDOWN_TIMEOUT_MS   then how long requests in flight may finish (30000)
   GATEHOUSE_LOG_LEVEL       pino level (default info)
   GATEHOUSE_LOG_FORMAT      json or pretty (default: pretty on a terminal, else json); ISO times
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME...   OpenTelemetry traces (off
+                            when no endpoint is set); GATEHOUSE_TRACE_CONTENT_WORKSPACES: message content
 `
 
 interface Stoppable {
@@ -67,11 +70,20 @@ interface Stoppable {
   drain?(): Promise<void>
 }
 
-function stopOnSignals(service: Stoppable, logger: ReturnType<typeof createLogger>): void {
+/** Starts tracing (OTEL_* set) and the control plane's spans with it. */
+async function startProcessTracing(serviceName: string): Promise<Tracing | null> {
+  const tracing = await startTracing({ serviceName })
+  if (tracing) enableControlPlaneTracing()
+  return tracing
+}
+
+/** `tracing`: spans still queued are exported after the service stopped (OTEL_* set; see docs/observability.md). */
+function stopOnSignals(service: Stoppable, logger: ReturnType<typeof createLogger>, tracing: Tracing | null = null): void {
   const shutdown = (signal: string): void => {
     logger.info({ signal }, signal === 'SIGTERM' && service.drain ? 'shutting down: readiness fails, then in-flight requests drain' : 'shutting down')
     // Ctrl-C on a laptop stops at once; SIGTERM (Kubernetes, systemd) drains.
-    const stop = signal === 'SIGTERM' && service.drain ? service.drain() : service.close()
+    const stopped = signal === 'SIGTERM' && service.drain ? service.drain() : service.close()
+    const stop = tracing === null ? stopped : stopped.then(() => tracing.shutdown())
     void stop.then(() => process.exit(0), (error: unknown) => {
       logger.error({ err: error }, 'shutdown failed')
       process.exit(1)
@@ -126,30 +138,34 @@ function announceAdminKey(key: string | null): void {
 
 async function start(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse')
+  // Before the servers are built: the gateway composes its trace stage only when tracing is on.
+  const tracing = await startProcessTracing('gatehouse')
   const { startEmbedded } = await import('./embedded.ts')
   const gatehouse = await startEmbedded({ ...serverOptions(argv, 8787), logger, watchResourceFiles: true })
   announceAdminKey(gatehouse.generatedAdminKey)
-  logger.info({ url: gatehouse.url, metricsUrl: gatehouse.metricsUrl, generation: gatehouse.holder.current?.generation }, 'Gatehouse is serving')
-  stopOnSignals(gatehouse, logger)
+  logger.info({ url: gatehouse.url, metricsUrl: gatehouse.metricsUrl, generation: gatehouse.holder.current?.generation, tracing: tracing !== null }, 'Gatehouse is serving')
+  stopOnSignals(gatehouse, logger, tracing)
 }
 
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
+  const tracing = await startProcessTracing('gatehouse-control-plane')
   const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
   const { serveControlPlane } = await import('./control-plane.ts')
   const service = await serveControlPlane({ ...options, logger })
   announceAdminKey(service.generatedAdminKey)
   logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
-  stopOnSignals(service, logger)
+  stopOnSignals(service, logger, tracing)
 }
 
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
+  const tracing = await startProcessTracing('gatehouse-operator')
   const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
   const { runOperator } = await import('./operator.ts')
   const service = await runOperator({ ...options, logger })
   announceAdminKey(service.generatedAdminKey)
-  stopOnSignals(service, logger)
+  stopOnSignals(service, logger, tracing)
 }
 
 async function gateway(argv: string[]): Promise<void> {

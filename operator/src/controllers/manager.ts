@@ -23,6 +23,7 @@ import { RESOURCE_TYPES, parseWorkKey, workKey } from './kinds.ts'
 import { ProgrammedTracker } from './programmed.ts'
 import { Reconciler, type ObjectCaches } from './reconciler.ts'
 import { ReferenceIndex } from './reference-index.ts'
+import { reconcileSpan } from '../telemetry/spans.ts'
 
 /** How long past expiry a replica's gateway report is kept before the leader deletes it. */
 const REPORT_GRACE_MS = 10 * 60_000
@@ -162,7 +163,7 @@ export class ControllerManager {
 
   async #handle(key: string) {
     const { kind, namespace, name } = parseWorkKey(key)
-    const result = await this.#reconciler.reconcile(kind, namespace, name)
+    const result = await reconcileSpan(kind, namespace, name, () => this.#reconciler.reconcile(kind, namespace, name))
     // Objects naming a Workspace may have been waiting for it to reach the store.
     if (kind === 'Workspace') this.#enqueueAll(this.#workspaceIndex.referrers(`${namespace}/${name}`))
     return result

@@ -5,6 +5,7 @@
  * (the in-process gateway in embedded mode; the stream to remote gateways in cluster mode).
  */
 import type { GatewaySnapshot } from '@gatehouse/gateway/snapshot'
+import { snapshotTracing } from '../telemetry/spans.ts'
 
 export type SnapshotCompiler = (generation: number) => Promise<GatewaySnapshot>
 export type SnapshotSubscriber = (snapshot: GatewaySnapshot) => void
@@ -38,6 +39,8 @@ export class SnapshotPublisher {
 
   /** Compiles and publishes now; resolves once the state as of this call is published. */
   async publish(): Promise<GatewaySnapshot | null> {
+    // With tracing on: remembers the request or reconcile that asked, for the publish span's links.
+    snapshotTracing.requested(this.#now())
     this.#dirty = true
     while (this.#running) await this.#running
     if (this.#dirty) {
@@ -58,10 +61,13 @@ export class SnapshotPublisher {
         this.#dirty = false
         // Generations must keep rising across control-plane restarts and replicas, or a gateway
         // resuming from a persisted generation would ignore newer state: never below the clock.
-        const snapshot = await this.#compile(Math.max(this.#generation + 1, this.#now()))
-        this.#generation = snapshot.generation
-        this.#latest = snapshot
-        for (const subscriber of this.#subscribers) subscriber(snapshot)
+        await snapshotTracing.publish(this.#now, async () => {
+          const snapshot = await this.#compile(Math.max(this.#generation + 1, this.#now()))
+          this.#generation = snapshot.generation
+          this.#latest = snapshot
+          for (const subscriber of this.#subscribers) subscriber(snapshot)
+          return snapshot
+        })
       }
     } catch (error) {
       this.#onError(error)

@@ -18,6 +18,7 @@ import {
 } from '@gatehouse/gateway/snapshot'
 import type { GatewayRegistry } from './gateway-registry.ts'
 import type { SnapshotPublisher } from './publisher.ts'
+import { snapshotTracing } from '../telemetry/spans.ts'
 
 export interface SyncRoutesOptions {
   publisher: SnapshotPublisher
@@ -106,6 +107,7 @@ export function registerSyncRoutes(app: FastifyInstance, options: SyncRoutesOpti
     const { gateway_id: id, generation, status, problems } = body.data
     if (status === 'ack') registry.ack(id, generation)
     else registry.nack(id, generation, problems ?? [])
+    snapshotTracing.acknowledged(id, generation, status, Date.now())
     return reply.code(204).send()
   })
 

@@ -22,6 +22,7 @@ import { errorFromProvider } from '../../upstream/provider-errors.ts'
 import { ssrfSocketOptions } from '../../upstream/ssrf.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
 import { notReady } from '../pipeline-route.ts'
+import { injectTraceContext } from '../../core/tracing.ts'
 
 export const REALTIME_PATH = '/v1/realtime'
 const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.'
@@ -122,6 +123,8 @@ async function connectUpstream(target: RouteTarget, request: IncomingMessage, ur
     const value = header(request.headers, name)
     if (value !== undefined) signable.headers[name] = value
   }
+  // The attempt span is active here (dispatch): the provider's handshake names it as parent; signed with the rest.
+  injectTraceContext(signable.headers)
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
   const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })

@@ -10,6 +10,7 @@ import { ConfiguredRoute } from '../../routing/run.ts'
 import type { RouteTarget } from '../../routing/target.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
 import { describeUpstreamFailure } from '../../upstream/describe-failure.ts'
+import { tracedAttempt } from '../attempt-span.ts'
 import type { RouteSpec } from '../route-spec.ts'
 import { wrapAttempt, type Answer, type Exchange, type Terminal } from '../stage.ts'
 
@@ -44,8 +45,9 @@ export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry):
     if (route.kind === 'direct') {
       exchange.facts.attempts = 1
       exchange.responseHeaders['x-gateway-provider'] = route.target.provider.record.slug
+      const target = { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }
       try {
-        return await spec.attempt(exchange, { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }, exchange.body, exchange.context.signal)
+        return await tracedAttempt(exchange, target, () => spec.attempt(exchange, target, exchange.body, exchange.context.signal))
       } catch (error) {
         describeUnreached(error, exchange, route.target)
         throw error
@@ -66,7 +68,8 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
       // Overrides come from a config, not the client, but must meet the same limits before they go out.
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
       const sent = body === null ? null : payload
-      const attempt = (): Promise<Answer> => spec.attempt(exchange, target, sent, signal)
+      // Only a call that goes upstream is a client span: a target's cache hit or limit refusal is not.
+      const attempt = (): Promise<Answer> => tracedAttempt(exchange, target, () => spec.attempt(exchange, target, sent, signal))
       // Target-bound limits wrap the target's cache, as the limits stage runs before the cache stage on a direct route.
       return wrapAttempt(exchange, target.route, () => (exchange.attemptThroughCache ? exchange.attemptThroughCache(leaf, sent, attempt) : attempt()))
     },

@@ -1,0 +1,101 @@
+/**
+ * One CLIENT span per upstream attempt, under the request's server span: retries and fallbacks are
+ * sibling spans, each naming the provider and model it tried, the address it called, the status
+ * it got and, when it failed, why (`error.type`). The attempt runs with its span active, so the
+ * transport's `traceparent` (core/tracing.ts) names this span as the provider call's parent.
+ *
+ * With tracing off this is one boolean test; under an unsampled request no span is made at all.
+ */
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
+import { GatewayError } from '../core/errors.ts'
+import { tracingEnabled } from '../core/tracing.ts'
+import type { BoundTarget } from '../routing/bind.ts'
+import { genAiFinishReasons, genAiOperationName, genAiProviderName, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../telemetry/genai.ts'
+import { ProviderHttpError } from '../upstream/provider-errors.ts'
+import { observeStream, type Answer, type Exchange } from './stage.ts'
+
+export const ATTEMPT_TRACER_NAME = 'gatehouse-gateway'
+
+function failed(span: Span, error: unknown, signal: AbortSignal): void {
+  const attributes: Attributes = {}
+  if (error instanceof ProviderHttpError) attributes['http.response.status_code'] = error.info.status
+  attributes['error.type'] = signal.aborted ? 'request_cancelled' : error instanceof GatewayError ? error.code : error instanceof Error ? error.name : 'internal_error'
+  span.setAttributes(attributes)
+  span.setStatus({ code: SpanStatusCode.ERROR, message: String(attributes['error.type']) })
+  span.end()
+}
+
+function ended(span: Span, answer: Answer, signal: AbortSignal): Answer {
+  switch (answer.kind) {
+    case 'json':
+      span.setAttributes({ 'http.response.status_code': answer.status, ...genAiResponseAttributes(answer.body), ...genAiUsageAttributes(answer.usage) })
+      span.end()
+      return answer
+    case 'stream':
+      span.setAttribute('http.response.status_code', answer.status)
+      return observeStream(answer, {
+        onEnd({ error }) {
+          const result = answer.result()
+          if (result !== null) span.setAttributes({ ...genAiUsageAttributes(result.usage), ...genAiFinishReasons(result.finishReason) })
+          if (error !== null) failed(span, error, signal)
+          else span.end()
+        },
+      })
+    case 'relay': {
+      span.setAttribute('http.response.status_code', answer.status)
+      const source = answer.body
+      const body = async function* (): AsyncGenerator<Uint8Array> {
+        let failure: unknown = null
+        try {
+          for await (const chunk of source) yield chunk
+        } catch (error) {
+          failure = error
+          throw error
+        } finally {
+          if (failure !== null) failed(span, failure, signal)
+          else span.end()
+        }
+      }
+      return { ...answer, body: body() }
+    }
+    case 'session':
+      void answer.ended.then(() => span.end(), (error: unknown) => failed(span, error, signal))
+      return answer
+  }
+}
+
+/** Runs one attempt at `target` inside its own client span (not even a promise more with tracing off). */
+export function tracedAttempt(exchange: Exchange, target: BoundTarget, attempt: () => Promise<Answer>): Promise<Answer> {
+  if (!tracingEnabled()) return attempt()
+  // The request was not sampled: its attempts would not be either. The provider still gets a
+  // traceparent (the request's, flagged unsampled), without a span made and dropped per attempt.
+  if (trace.getActiveSpan()?.isRecording() === false) return attempt()
+  return attemptInSpan(exchange, target, attempt)
+}
+
+async function attemptInSpan(exchange: Exchange, target: BoundTarget, attempt: () => Promise<Answer>): Promise<Answer> {
+  const operationName = genAiOperationName(exchange.operation.name)
+  const { provider, upstreamModel } = target.route
+  const span = trace.getTracer(ATTEMPT_TRACER_NAME).startSpan(genAiSpanName(operationName, upstreamModel), { kind: SpanKind.CLIENT })
+  const active = trace.setSpan(context.active(), span)
+  if (!span.isRecording()) return context.with(active, attempt)
+  const url = provider.endpoint.baseUrl
+  span.setAttributes({
+    'gen_ai.operation.name': operationName,
+    'gen_ai.provider.name': genAiProviderName(provider.record.kind),
+    'gen_ai.request.model': upstreamModel,
+    'server.address': url.hostname,
+    'server.port': url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
+    'gatehouse.provider.slug': provider.record.slug,
+    'gatehouse.provider.id': provider.record.id,
+  })
+  const signal = exchange.context.signal
+  let answer: Answer
+  try {
+    answer = await context.with(active, attempt)
+  } catch (error) {
+    failed(span, error, signal)
+    throw error
+  }
+  return ended(span, answer, signal)
+}

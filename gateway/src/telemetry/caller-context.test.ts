@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto'
+import { trace } from '@opentelemetry/api'
+import { RandomIdGenerator } from '@opentelemetry/sdk-trace-base'
+import { describe, expect, it } from 'vitest'
+import { CallerIdGenerator, callerParent, toSpanId, toTraceId, withRootTraceId } from './caller-context.ts'
+
+const sha = (value: string, digits: number): string => createHash('sha256').update(value).digest('hex').slice(0, digits)
+const none = { spanId: null, parentSpanId: null }
+
+describe('caller ids to W3C ids', () => {
+  it('keeps ids that already are W3C-shaped (lowercased), strips a UUID, hashes anything else', () => {
+    expect(toTraceId('4BF92F3577B34DA6A3CE929D0E0E4736')).toBe('4bf92f3577b34da6a3ce929d0e0e4736')
+    expect(toTraceId('0af7651c-4e3b-4f2a-9c1d-2b3c4d5e6f70')).toBe('0af7651c4e3b4f2a9c1d2b3c4d5e6f70')
+    expect(toTraceId('order-42')).toBe(sha('order-42', 32))
+    expect(toTraceId('0'.repeat(32))).toBe(sha('0'.repeat(32), 32))
+    expect(toSpanId('00F067AA0BA902B7')).toBe('00f067aa0ba902b7')
+    expect(toSpanId('plan-step')).toBe(sha('plan-step', 16))
+    expect(toSpanId('0'.repeat(16))).toMatch(/^(?!0{16})[0-9a-f]{16}$/)
+  })
+})
+
+describe('callerParent', () => {
+  // The W3C propagator is only registered by the SDK; without it, extract finds nothing, so these
+  // tests cover the x-gateway-* mapping (the traceparent case is covered end to end).
+  it('a caller span id becomes a sampled remote parent in the mapped trace', () => {
+    const choice = callerParent({}, { traceId: 'order-42', spanId: 'plan-step', parentSpanId: 'agent' })
+    expect(choice.rootTraceId).toBeNull()
+    expect(trace.getSpanContext(choice.context)).toEqual({ traceId: sha('order-42', 32), spanId: sha('plan-step', 16), traceFlags: 1, isRemote: true })
+  })
+
+  it('falls back to the parent span id, and to a root span in the mapped trace without either', () => {
+    expect(trace.getSpanContext(callerParent({}, { traceId: 't', spanId: null, parentSpanId: 'abcdefabcdefabcd' }).context)?.spanId).toBe('abcdefabcdefabcd')
+    const root = callerParent({}, { traceId: '0af7651c-4e3b-4f2a-9c1d-2b3c4d5e6f70', ...none })
+    expect(root.rootTraceId).toBe('0af7651c4e3b4f2a9c1d2b3c4d5e6f70')
+    expect(trace.getSpanContext(root.context)).toBeUndefined()
+  })
+})
+
+describe('CallerIdGenerator', () => {
+  it('hands the pending trace id to the one root span started inside withRootTraceId, random ids otherwise', () => {
+    const ids = new CallerIdGenerator(new RandomIdGenerator())
+    const pinned = 'abcdef0123456789abcdef0123456789'
+    expect(withRootTraceId(pinned, () => [ids.generateTraceId(), ids.generateTraceId()])).toEqual([pinned, expect.not.stringMatching(pinned)])
+    expect(ids.generateTraceId()).not.toBe(pinned)
+    expect(ids.generateSpanId()).toMatch(/^[0-9a-f]{16}$/)
+    expect(withRootTraceId(null, () => ids.generateTraceId())).toMatch(/^[0-9a-f]{32}$/)
+  })
+})

@@ -1,0 +1,84 @@
+/**
+ * Starts OpenTelemetry tracing for a process, configured by the standard `OTEL_*` variables:
+ *
+ *   OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT   where spans go (either turns tracing on)
+ *   OTEL_EXPORTER_OTLP_PROTOCOL / _TRACES_PROTOCOL   http/protobuf (default), http/json or grpc
+ *   OTEL_TRACES_EXPORTER          otlp (default), console, zipkin, none
+ *   OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG     e.g. parentbased_traceidratio and 0.1
+ *   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_PROPAGATORS (tracecontext,baggage by default)
+ *   OTEL_BSP_*                    batch span processor queue and delays
+ *   OTEL_SDK_DISABLED=true        off whatever else is set
+ *
+ * When nothing asks for traces (no endpoint, no OTEL_TRACES_EXPORTER), the SDK is not even
+ * imported: the request path then costs one boolean test per would-be span (core/tracing.ts).
+ * The SDK reads `process.env` itself, so the decision here reads it too.
+ *
+ * Only traces are set up: metrics are Prometheus (telemetry/metrics.ts) and logs are pino, so the
+ * SDK's OTLP metric and log pipelines are explicitly left empty.
+ */
+import { setTracingEnabled } from '../core/tracing.ts'
+import { CallerIdGenerator } from './caller-context.ts'
+
+export interface Tracing {
+  /** Exports what is queued (tests, and before a process exits). */
+  forceFlush(): Promise<void>
+  /** Flushes and stops; spans made afterwards are not recorded. */
+  shutdown(): Promise<void>
+}
+
+function set(value: string | undefined): boolean {
+  return value !== undefined && value.trim() !== ''
+}
+
+/** Whether the environment asks for traces: an OTLP endpoint or an explicit exporter, and the SDK not disabled. */
+export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
+  if (exporters.length > 0) return !exporters.every((name) => name === 'none')
+  return set(env.OTEL_EXPORTER_OTLP_ENDPOINT) || set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+}
+
+let running: Tracing | null = null
+
+/**
+ * Registers the SDK globally (once per process: the OpenTelemetry API holds one tracer provider)
+ * and turns the gateway's spans on. Returns null, loading nothing, when tracing is not requested.
+ * `serviceName` is the default `service.name`; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
+ */
+export async function startTracing(options: { serviceName: string }): Promise<Tracing | null> {
+  if (running) return running
+  if (!tracingRequested(process.env)) return null
+  const [{ NodeSDK }, { RandomIdGenerator }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/sdk-trace-base')])
+  const sdk = new NodeSDK({
+    // The environment's service name wins over the process's default.
+    ...(set(process.env.OTEL_SERVICE_NAME) ? {} : { serviceName: options.serviceName }),
+    idGenerator: new CallerIdGenerator(new RandomIdGenerator()),
+    // No automatic instrumentation of http/undici: the gateway makes its own spans, one per request
+    // and one per upstream attempt, and auto-instrumented duplicates would cost on every call.
+    instrumentations: [],
+    metricReaders: [],
+    logRecordProcessors: [],
+  })
+  sdk.start()
+  setTracingEnabled(true)
+  const tracing: Tracing = {
+    forceFlush: async () => {
+      const { trace } = await import('@opentelemetry/api')
+      const provider = trace.getTracerProvider() as { forceFlush?: () => Promise<void>; getDelegate?: () => { forceFlush?: () => Promise<void> } }
+      const flushable = provider.getDelegate?.() ?? provider
+      await flushable.forceFlush?.()
+    },
+    shutdown: async () => {
+      setTracingEnabled(false)
+      running = null
+      await sdk.shutdown()
+      // Unregister the globals so a later start (tests) can register a fresh provider.
+      const api = await import('@opentelemetry/api')
+      api.trace.disable()
+      api.propagation.disable()
+      api.context.disable()
+    },
+  }
+  running = tracing
+  return tracing
+}
