@@ -25,6 +25,8 @@
  *                                             unset: both in this process only
  *   GATEHOUSE_USAGE_SPOOL                     directory usage records wait in while the control plane is away
  *   GATEHOUSE_USAGE_SPOOL_MAX_BYTES           bound of that spool (default 256 MiB; oldest bodies shed first)
+ *   GATEHOUSE_ACCESS_LOG, GATEHOUSE_ACCESS_LOG_LEVEL, GATEHOUSE_ACCESS_LOG_SAMPLE_RATE
+ *                                             the access log: on/off, level, share of successes logged (telemetry/access-log.ts)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -47,6 +49,7 @@ import { DEFAULT_METRICS_PORT, serveMetrics } from './http/metrics-server.ts'
 import { httpUsageTransport } from './usage/http-transport.ts'
 import type { UsageShipper } from './usage/shipper.ts'
 import { startUsageShipping } from './usage/start.ts'
+import { accessLogSettingsFromEnv } from './telemetry/access-log.ts'
 
 export interface RunningGateway {
   url: string
@@ -166,6 +169,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     ...(limits.redis ? { responseCache: new RedisResponseCache(limits.redis, { prefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }) } : {}),
     logger,
     processMetrics: true,
+    accessLog: accessLogSettingsFromEnv(env),
     jwt: dataPlaneJwtFromEnv(env),
     metricsRoute: metricsPort === 'data',
     guardrailsAllowPrivateNetwork: env.GATEHOUSE_GUARDRAILS_ALLOW_PRIVATE_NETWORK === 'true',

@@ -6,10 +6,29 @@
  * count, on success and error alike.
  */
 import { GatewayError } from '../../core/errors.ts'
+import { failureOf } from '../../routing/execute.ts'
 import { ConfiguredRoute } from '../../routing/run.ts'
+import type { CompiledProvider } from '../../routing/target.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
 import type { RouteSpec } from '../route-spec.ts'
 import type { Answer, Exchange, Terminal } from '../stage.ts'
+
+/** Runs one upstream attempt and notes it in the facts (provider, status it ended with, time until it answered). */
+async function attempt(exchange: Exchange, provider: CompiledProvider, targetKey: string, run: () => Promise<Answer>): Promise<Answer> {
+  const startedAt = performance.now()
+  const note = (status: number | null): void => {
+    exchange.facts.upstreamAttempts.push({ provider, targetKey, status, durationMs: performance.now() - startedAt })
+  }
+  let answer: Answer
+  try {
+    answer = await run()
+  } catch (error) {
+    note(failureOf(error)?.status ?? null)
+    throw error
+  }
+  note(answer.status)
+  return answer
+}
 
 export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry): Terminal {
   return (exchange) => {
@@ -21,7 +40,10 @@ export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry):
     if (route.kind === 'direct') {
       exchange.facts.attempts = 1
       exchange.responseHeaders['x-gateway-provider'] = route.target.provider.record.slug
-      return spec.attempt(exchange, { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }, exchange.body, exchange.context.signal)
+      const provider = route.target.provider
+      return attempt(exchange, provider, provider.record.id, () =>
+        spec.attempt(exchange, { route: route.target, forwardedHeaders: null, healthKey: provider.record.id }, exchange.body, exchange.context.signal),
+      )
     }
     return runConfigured(spec, health, exchange, route.plan)
   }
@@ -37,7 +59,7 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
     (target, payload, signal) => {
       // Overrides come from a config, not the client, but must meet the same limits before they go out.
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
-      return spec.attempt(exchange, target, body === null ? null : payload, signal)
+      return attempt(exchange, target.route.provider, target.healthKey, () => spec.attempt(exchange, target, body === null ? null : payload, signal))
     },
   )
   try {
