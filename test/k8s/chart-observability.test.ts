@@ -4,14 +4,14 @@
  *  - the PrometheusRule's rules pass `promtool check rules`, every alert carries a severity, a
  *    summary, a description and a runbook URL, and `promtool test rules` shows the main alerts
  *    fire on the series they are about (and stay quiet otherwise);
- *  - the Grafana dashboard ConfigMap carries the sidecar's label, its JSON parses, every panel's
- *    PromQL names only metrics a gateway exports (read from a real gateway's /metrics) and passes
- *    promtool's parser;
+ *  - the Grafana dashboard's JSON parses and every panel's PromQL names only metrics a gateway
+ *    exports (read from a real gateway's /metrics; runs without the tools); the ConfigMap carries
+ *    the sidecar's label and the same JSON, whose expressions pass promtool's parser;
  *  - the gateway's own exposition passes `promtool check metrics` (naming conventions);
  *  - ServiceMonitor and PodMonitor select the gateway's metrics port.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -63,11 +63,64 @@ function substituteVariables(expr: string): string {
   return expr.replaceAll('$__rate_interval', '5m').replaceAll('$namespace', 'gatehouse').replaceAll('$workspace', '.*')
 }
 
+let gateway: TestGateway
+let exposition: string
+
+beforeAll(async () => {
+  // A gateway with every feature's metrics (limits, usage delivery, process), as production runs it.
+  const limits = limiterFromEnv({})
+  const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix })
+  const shipper = new UsageShipper({ transport: async () => {} })
+  gateway = await startTestGateway([], { features: { limits: limitsFactory }, metricsRegistries: [limitsFactory.registry], usage: shipper, processMetrics: true })
+  const close = gateway.close
+  gateway.close = async () => {
+    await close()
+    await shipper.close()
+    await limits.limiter.close()
+  }
+  exposition = await (await fetch(`${gateway.url}/metrics`)).text()
+}, 60_000)
+
+afterAll(async () => {
+  await gateway?.close()
+})
+
+interface Dashboard {
+  uid: string
+  title: string
+  panels: Panel[]
+  templating: { list: Array<{ name: string }> }
+}
+
+function dashboardQueries(dashboard: Dashboard): Array<{ panel: string; expr: string }> {
+  return dashboard.panels.filter((panel) => panel.type !== 'row').flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })))
+}
+
+describe('the Grafana dashboard file', () => {
+  it('parses and reads only metrics a gateway exports', async () => {
+    const dashboard = JSON.parse(await readFile(path.join(CHART, 'dashboards/gatehouse-gateway.json'), 'utf8')) as Dashboard
+    expect(dashboard.uid).toBe('gatehouse-gateway')
+    expect(dashboard.templating.list.map((variable) => variable.name)).toEqual(['datasource', 'namespace', 'workspace'])
+    const queries = dashboardQueries(dashboard)
+    expect(queries.length).toBeGreaterThan(20)
+    const exported = exportedNames(exposition)
+    const read = new Set<string>()
+    for (const query of queries) {
+      const names = metricNames(query.expr)
+      expect(names.length, `${query.panel}: ${query.expr}`).toBeGreaterThan(0)
+      for (const name of names) {
+        expect(exported, `${query.panel}: ${name}`).toContain(name)
+        read.add(name)
+      }
+    }
+    // The GenAI conventions' metrics are on the dashboard.
+    expect([...read]).toEqual(expect.arrayContaining(['gen_ai_server_time_to_first_token_seconds_bucket', 'gen_ai_client_token_usage_bucket']))
+  })
+})
+
 describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (skipped: ${tools.reason})`}`, () => {
   let workDir: string
   let manifests: Manifest[]
-  let gateway: TestGateway
-  let exposition: string
 
   beforeAll(async () => {
     workDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-monitoring-'))
@@ -76,22 +129,9 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
     manifests = parseAllDocuments(rendered.stdout)
       .map((doc) => doc.toJS() as Manifest | null)
       .filter((doc): doc is Manifest => doc !== null)
-    // A gateway with every feature's metrics (limits, usage delivery, process), as production runs it.
-    const limits = limiterFromEnv({})
-    const limitsFactory = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix })
-    const shipper = new UsageShipper({ transport: async () => {} })
-    gateway = await startTestGateway([], { features: { limits: limitsFactory }, metricsRegistries: [limitsFactory.registry], usage: shipper, processMetrics: true })
-    const close = gateway.close
-    gateway.close = async () => {
-      await close()
-      await shipper.close()
-      await limits.limiter.close()
-    }
-    exposition = await (await fetch(`${gateway.url}/metrics`)).text()
   }, 60_000)
 
   afterAll(async () => {
-    await gateway?.close()
     if (workDir) await rm(workDir, { recursive: true, force: true })
   })
 
@@ -179,28 +219,14 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
     expect(tested.code, tested.output).toBe(0)
   })
 
-  it('ships the dashboard for the Grafana sidecar, reading only exported metrics with valid PromQL', async () => {
+  it('ships the dashboard for the Grafana sidecar, its PromQL valid for promtool', async () => {
     const configMap = byKind('ConfigMap').find((manifest) => manifest.metadata.labels?.grafana_dashboard === '1')
     expect(configMap, 'a ConfigMap labelled grafana_dashboard: "1"').toBeDefined()
     const [fileName, json] = Object.entries(configMap!.data ?? {})[0]!
     expect(fileName).toMatch(/\.json$/)
-    const dashboard = JSON.parse(json) as { uid: string; title: string; panels: Panel[]; templating: { list: Array<{ name: string }> } }
-    expect(dashboard.uid).toBe('gatehouse-gateway')
-    expect(dashboard.templating.list.map((variable) => variable.name)).toEqual(['datasource', 'namespace', 'workspace'])
-    const queries = dashboard.panels.filter((panel) => panel.type !== 'row').flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })))
-    expect(queries.length).toBeGreaterThan(20)
-    const exported = exportedNames(exposition)
-    const read = new Set<string>()
-    for (const query of queries) {
-      const names = metricNames(query.expr)
-      expect(names.length, `${query.panel}: ${query.expr}`).toBeGreaterThan(0)
-      for (const name of names) {
-        expect(exported, `${query.panel}: ${name}`).toContain(name)
-        read.add(name)
-      }
-    }
-    // The GenAI conventions' metrics are on the dashboard.
-    expect([...read]).toEqual(expect.arrayContaining(['gen_ai_server_time_to_first_token_seconds_bucket', 'gen_ai_client_token_usage_bucket']))
+    // The file the checks above read, unchanged.
+    expect(JSON.parse(json)).toEqual(JSON.parse(await readFile(path.join(CHART, 'dashboards/gatehouse-gateway.json'), 'utf8')))
+    const queries = dashboardQueries(JSON.parse(json) as Dashboard)
     // promtool parses every expression (as recording rules of a generated rule file).
     const rules = queries.map((query, index) => ({ record: `gatehouse:dashboard_query_${index}`, expr: substituteVariables(query.expr) }))
     const file = path.join(workDir, 'dashboard-queries.yaml')

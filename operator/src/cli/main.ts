@@ -56,6 +56,8 @@ Environment:
   GATEHOUSE_SHUTDOWN_TIMEOUT_MS   then how long requests in flight may finish (30000)
   GATEHOUSE_LOG_LEVEL       pino level (default info)
   GATEHOUSE_LOG_FORMAT      json or pretty (default: pretty on a terminal, else json); ISO times
+  GATEHOUSE_ACCESS_LOG, GATEHOUSE_ACCESS_LOG_LEVEL, GATEHOUSE_ACCESS_LOG_SAMPLE_RATE
+                            one line per data-plane request: on/off (true), level (info), share of successes (1)
 `
 
 interface Stoppable {
