@@ -5,6 +5,8 @@
  * sets checked: a chat, a stream, a 429 from a rate limit, a cache hit, a guardrail deny, a retry
  * then a fallback under a config; and 10,000 distinct model strings leave the series count bounded.
  */
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { Writable } from 'node:stream'
 import OpenAI from 'openai'
 import { pino } from 'pino'
@@ -13,6 +15,7 @@ import { limiterFromEnv, limitsStage, UsageShipper, type LimiterSetup } from '@g
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { startTestGateway, WORKSPACE_ID, type TestGateway } from '../helpers/gateway.ts'
+import { toolPath } from '../k8s/apiserver.ts'
 import { allSamples, parsePrometheusText, samplesOf, sumOf, type Family } from '../helpers/prometheus-text.ts'
 
 let primary: Simulator
@@ -205,6 +208,17 @@ describe('metrics after real traffic', () => {
     expect(answer.response.headers.get('x-gateway-trace-id')).toBe('trace-access-log-1')
     expect(JSON.stringify(logLines)).not.toContain(gateway.workspaceKey)
     expect(JSON.stringify(logLines)).not.toContain('sk-simulator')
+  })
+})
+
+// Built by `make promtool` (make test-tools); the Kubernetes suites' bin folder.
+const promtool = toolPath('promtool')
+
+describe.skipIf(!existsSync(promtool))('the exposition after traffic', () => {
+  it('passes promtool check metrics (Prometheus naming conventions)', async () => {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text()
+    const checked = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8' })
+    expect(checked.status, `${checked.stdout}${checked.stderr}`).toBe(0)
   })
 })
 
