@@ -119,6 +119,13 @@ describe('metrics after real traffic', () => {
     expect(sumOf(families, 'gen_ai_server_time_per_output_token_seconds_count', genAi)).toBe(1)
     expect(samplesOf(families, 'gen_ai_server_time_to_first_token_seconds_bucket', genAi).map((sample) => sample.labels.le)[0]).toBe('0.001')
 
+    // A dated id is counted under its family; the GenAI metrics keep the model as asked.
+    const before = sumOf(families, 'gatehouse_requests_total', ok)
+    await client().chat.completions.create({ ...chat, model: 'gpt-4o-2024-08-06' })
+    const dated = await scrape()
+    expect(sumOf(dated, 'gatehouse_requests_total', ok)).toBe(before + 1)
+    expect(sumOf(dated, 'gen_ai_client_operation_duration_seconds_count', { ...genAi, gen_ai_request_model: 'gpt-4o-2024-08-06', gen_ai_response_model: 'gpt-4o-2024-08-06' })).toBe(1)
+
     // No key ids anywhere, and every metric has HELP and TYPE.
     const text = await (await fetch(`${gateway.url}/metrics`)).text()
     expect(text).not.toContain('key-ws')

@@ -2,7 +2,7 @@
  * Gatehouse's own per-exchange metrics (RED per route, upstream attempts, retries, fallbacks, cache,
  * limit refusals, tokens, cost), all fed from one `ExchangeOutcome` at the end of each exchange.
  * Labels are bounded: workspace (the snapshot's slugs), provider (the snapshot's slugs), model
- * (labels.ts: known models, capped), status class, error codes from the catalog. No key ids, no
+ * (the pricing table's family, else a known model; capped: labels.ts), status class, error codes from the catalog. No key ids, no
  * raw caller strings.
  */
 import { Counter, Histogram, type Registry } from 'prom-client'
@@ -95,7 +95,9 @@ export function createExchangeMetrics(registry: Registry): ExchangeMetrics {
     observe(outcome, labels) {
       const workspace = labels.workspaces.label(outcome.workspaceSlug)
       const provider = outcome.providerSlug ?? NONE
-      const model = labels.models.label(outcome.servedModel ?? outcome.requestedModel, outcome.knownModel)
+      // The model family where the pricing table knows one (dated and versioned ids share it), else the model as served.
+      const served = outcome.servedModel ?? outcome.requestedModel
+      const model = labels.models.label(served === null ? null : (outcome.modelFamily(served) ?? served), outcome.knownModel)
       const status = statusClass(outcome.status)
       requests.inc({ operation: outcome.operation, workspace, provider, model, status_class: status })
       duration.observe({ operation: outcome.operation, workspace, provider, status_class: status }, outcome.durationSeconds)

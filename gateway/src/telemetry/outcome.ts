@@ -52,4 +52,6 @@ export interface ExchangeOutcome {
   readonly finishReason: string | null
   /** Is the model known to the pricing table or the provider's snapshot entry (bounded model label). */
   readonly knownModel: (model: string) => boolean
+  /** The family the pricing table prices the model as (`gpt-4o-2024-08-06` -> `gpt-4o`); null when it has none. */
+  readonly modelFamily: (model: string) => string | null
 }

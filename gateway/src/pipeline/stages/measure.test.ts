@@ -60,6 +60,7 @@ describe('measure stage', () => {
     expect(outcome!.upstream.map((attempt) => [attempt.providerSlug, attempt.status, attempt.fallback])).toEqual([['openai', 503, false], ['openai', 503, false], ['backup', 200, true]])
     expect(outcome!.knownModel('gpt-4o')).toBe(true)
     expect(outcome!.knownModel('made-up-model')).toBe(false)
+    expect(outcome!.modelFamily('gpt-4o-2024-08-06')).toBe('gpt-4o')
   })
 
   it('sums a refusal before authentication without a workspace, and rethrows it', async () => {

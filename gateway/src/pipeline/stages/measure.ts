@@ -8,7 +8,7 @@
  * When the end is: a JSON answer or an error at once; a stream in `onEnd` (however it ended); a
  * relayed body when its bytes end; a realtime session when it closes.
  */
-import { priceFor } from '../../pricing/index.ts'
+import { priceFor, tableModelFamily } from '../../pricing/index.ts'
 import type { Usage } from '../../providers/canonical.ts'
 import type { AccessLog } from '../../telemetry/access-log.ts'
 import type { ExchangeOutcome, UpstreamAttemptOutcome } from '../../telemetry/outcome.ts'
@@ -82,6 +82,7 @@ export function exchangeOutcome(exchange: Exchange, status: number, errorCode: s
     // A JSON answer's first byte leaves with its end; a stream's is noted by the writer.
     timeToFirstByteSeconds: Math.max(0, (facts.firstByteAtMs ?? endedAtMs) - context.startedAtMs) / 1000,
     finishReason: facts.finishReason?.unified ?? null,
+    modelFamily: (model) => (provider === null ? null : tableModelFamily(provider.record.kind, model)),
     knownModel: (model) =>
       provider !== null &&
       (provider.record.models.includes(model) || priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null),
