@@ -19,3 +19,4 @@ export { startUsageShipping, UsageShipper, type UsageSink, type UsageTransport }
 export { accountStage } from './pipeline/stages/account.ts'
 export { startTracing, tracingRequested, type Tracing } from './telemetry/tracing.ts'
 export { contentWorkspacesSetting } from './telemetry/genai-content.ts'
+export { accessLogSettingsFromEnv, type AccessLogSettings } from './telemetry/access-log.ts'

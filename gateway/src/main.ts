@@ -27,6 +27,8 @@
  *   GATEHOUSE_USAGE_SPOOL_MAX_BYTES           bound of that spool (default 256 MiB; oldest bodies shed first)
  *   OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, OTEL_TRACES_SAMPLER… traces (telemetry/tracing.ts; off when unset)
  *   GATEHOUSE_TRACE_CONTENT_WORKSPACES        workspaces (ids, slugs or *) whose message content goes on spans
+ *   GATEHOUSE_ACCESS_LOG, GATEHOUSE_ACCESS_LOG_LEVEL, GATEHOUSE_ACCESS_LOG_SAMPLE_RATE
+ *                                             the access log: on/off, level, share of successes logged (telemetry/access-log.ts)
  */
 import { watchFile, unwatchFile } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -54,6 +56,7 @@ import type { UsageShipper } from './usage/shipper.ts'
 import { startUsageShipping } from './usage/start.ts'
 import { startTracing } from './telemetry/tracing.ts'
 import { contentWorkspacesSetting } from './telemetry/genai-content.ts'
+import { accessLogSettingsFromEnv } from './telemetry/access-log.ts'
 
 export interface RunningGateway {
   url: string
@@ -189,6 +192,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     ...(semanticCache ? { semanticCache } : {}),
     logger,
     processMetrics: true,
+    accessLog: accessLogSettingsFromEnv(env),
     jwt: dataPlaneJwtFromEnv(env),
     metricsRoute: metricsPort === 'data',
     guardrailsAllowPrivateNetwork: env.GATEHOUSE_GUARDRAILS_ALLOW_PRIVATE_NETWORK === 'true',

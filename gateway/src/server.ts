@@ -37,6 +37,8 @@ import { registerMetricsRoute } from './http/metrics-server.ts'
 import { createGuardrailMetrics } from './guardrails/metrics.ts'
 import { guardrailFeature } from './pipeline/stages/guardrails.ts'
 import { registerUsageMetrics } from './usage/metrics.ts'
+import { createAccessLog, DEFAULT_ACCESS_LOG, type AccessLogSettings } from './telemetry/access-log.ts'
+import { measureStage } from './pipeline/stages/measure.ts'
 import type { UsageShipper } from './usage/shipper.ts'
 
 export interface GatewayServerOptions {
@@ -75,6 +77,10 @@ export interface GatewayServerOptions {
   traceContentWorkspaces?: readonly string[]
   /** Where usage records go: the account stage is composed with this sink (unless `features.account` is given) and its delivery metrics served. */
   usage?: UsageShipper
+  /** The access log (one line per data-plane exchange, on `logger`): settings, or null for none. Default: on, info, every exchange. */
+  accessLog?: AccessLogSettings | null
+  /** Distinct model label values the metrics admit before the rest read `other` (telemetry/labels.ts). */
+  maxModelLabels?: number
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 25 * 1024 * 1024
@@ -87,7 +93,7 @@ declare module 'fastify' {
 
 function registerMetrics(app: FastifyInstance, own: GatewayMetrics, token: string | undefined, route: boolean, extra: readonly Registry[]): void {
   // Feature stages' registries (limits) are served with the server's own.
-  const metrics: GatewayMetrics = extra.length === 0 ? own : { registry: Registry.merge([own.registry, ...extra]), observeRequest: (...args) => own.observeRequest(...args) }
+  const metrics: GatewayMetrics = extra.length === 0 ? own : { ...own, registry: Registry.merge([own.registry, ...extra]) }
   // onResponse also runs for hijacked (streamed) replies, once the stream has ended.
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
@@ -142,8 +148,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     renderError(new GatewayError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request, reply),
   )
 
-  const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false })
-  registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true, options.metricsRegistries ?? [])
+  const metrics = createGatewayMetrics(options.holder, { processMetrics: options.processMetrics ?? false, ...(options.maxModelLabels ? { maxModelLabels: options.maxModelLabels } : {}) })
   if (options.usage) registerUsageMetrics(metrics.registry, options.usage)
 
   const responseCache = options.responseCache ?? new MemoryResponseCache()
@@ -156,7 +161,12 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     onAsyncResults: (exchange, results) => options.logger?.info({ traceId: exchange.context.trace.traceId, hookResults: results }, 'async guardrail verdicts'),
     onProblems: (problems) => options.logger?.warn({ problems }, 'guardrail checks this gateway cannot run; they fail on every request'),
   })
+  const accessLogSettings = options.accessLog === undefined ? DEFAULT_ACCESS_LOG : options.accessLog
+  const accessLog = options.logger && accessLogSettings ? createAccessLog(options.logger, accessLogSettings) : null
+  // After every feature registered its metrics on the server's registry: the merge copies what is there.
+  registerMetrics(app, metrics, options.metricsToken, options.metricsRoute ?? true, options.metricsRegistries ?? [])
   const features: PipelineFeatures = {
+    measure: measureStage({ observe: (outcome) => metrics.observeExchange(outcome), accessLog }),
     cache: cacheStage({ cache: responseCache, ...(semanticCache ? { semantic: semanticCache } : {}), logger: app.log }),
     guardrailsBefore: guardrails.before,
     guardrailsAfter: guardrails.after,

@@ -7,6 +7,7 @@
  *   GATEHOUSE_PORT                 loopback port the application calls (default 8787)
  *   GATEHOUSE_HEALTH_HOST, GATEHOUSE_HEALTH_PORT   the probe listener (default 0.0.0.0:15787)
  *   GATEHOUSE_SNAPSHOT_CACHE       directory for the cached snapshot (default /var/run/gatehouse)
+ *   GATEHOUSE_ACCESS_LOG, GATEHOUSE_ACCESS_LOG_LEVEL, GATEHOUSE_ACCESS_LOG_SAMPLE_RATE   the access log (telemetry/access-log.ts)
  * The data plane listens on 127.0.0.1 whatever the environment says: calls without a key are
  * admitted as the pod's identity, so it must be unreachable from outside the pod.
  */
@@ -16,6 +17,7 @@ import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { RuntimeHolder } from './runtime/holder.ts'
 import { buildGatewayServer } from './server.ts'
+import { accessLogSettingsFromEnv } from './telemetry/access-log.ts'
 import type { SidecarIdentity } from './snapshot/sidecar-seal.ts'
 import { startSnapshotSync } from './sync/client.ts'
 import { loadPersistedSnapshot } from './sync/persisted.ts'
@@ -94,6 +96,7 @@ export async function runSidecar(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     pepper: randomBytes(32).toString('base64url'),
     logger,
     processMetrics: true,
+    accessLog: accessLogSettingsFromEnv(env),
     sidecar: { identity: () => identity },
   })
   await app.listen({ host: SIDECAR_HOST, port: port(env, 'GATEHOUSE_PORT', 8787) })

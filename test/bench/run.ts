@@ -11,7 +11,7 @@
  *
  *   node test/bench/run.ts [--duration-s 8] [--warmup-s 2] [--paced-rate 800] [--profile] ...
  */
-import { fork, type ChildProcess } from 'node:child_process'
+import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -40,6 +40,8 @@ const { values: flags } = parseArgs({
     'serial-s': { type: 'string', default: '2' },
     'ttfb-requests': { type: 'string', default: '500' },
     scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat,trace-sat' },
+    // In-process: the CPU per request the measure stage (metrics, access log) adds; 0 skips it.
+    'stage-cpu-rounds': { type: 'string', default: '100000' },
     profile: { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
   },
@@ -293,6 +295,8 @@ async function main(): Promise<void> {
     }
   }
 
+  const stageCpu = measureStageCpu(Number(flags['stage-cpu-rounds']))
+
   const finishedAt = new Date()
   const record = {
     startedAt: startedAt.toISOString(),
@@ -310,6 +314,7 @@ async function main(): Promise<void> {
     plan: { reps, scenarios, connections, durationMs, warmupMs, pacedRatePerS, serialMs, ttfbRequests, profile: flags.profile },
     responses: sizes,
     coldMemoryKb: coldMemory,
+    stageCpu,
     aggregates,
     targets: checks,
     runs,
@@ -321,6 +326,15 @@ async function main(): Promise<void> {
   writeFileSync(join(RESULTS_DIR, `${stamp}.json`), json)
   writeFileSync(join(RESULTS_DIR, 'latest.json'), json)
   console.log(`\nwrote bench-results/${stamp}.json and bench-results/latest.json (${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s)`)
+}
+
+/** test/bench/measure-cpu.ts in a child process (the load processes are stopped by then). */
+function measureStageCpu(rounds: number): { metricsUs: number; metricsAndAccessLogUs: number; rounds: number } | null {
+  if (!(rounds > 0)) return null
+  const output = execFileSync(process.execPath, [join(ROOT, 'test/bench/measure-cpu.ts'), '--rounds', String(rounds), '--json'], { encoding: 'utf8' })
+  const result = JSON.parse(output.trim().split('\n').at(-1)!) as { metricsUs: number; metricsAndAccessLogUs: number; rounds: number }
+  console.log(`\nmeasure stage CPU per request (in process, ${rounds} requests): metrics ${result.metricsUs.toFixed(2)} µs, metrics + access log ${result.metricsAndAccessLogUs.toFixed(2)} µs`)
+  return result
 }
 
 function mbText(kb: number | undefined): string {

@@ -24,10 +24,12 @@ const VALUE_SETS: Array<{ name: string; args: string[] }> = [
 
 /**
  * The API server has no Prometheus Operator or Gateway API: these minimal CRDs (no schema) let the
- * dry run cover ServiceMonitor and HTTPRoute objects as far as a cluster without them can.
+ * dry run cover ServiceMonitor, PodMonitor, PrometheusRule and HTTPRoute objects as far as a cluster without them can.
  */
 const FOREIGN_CRDS = [
   { group: 'monitoring.coreos.com', kind: 'ServiceMonitor', plural: 'servicemonitors', version: 'v1' },
+  { group: 'monitoring.coreos.com', kind: 'PodMonitor', plural: 'podmonitors', version: 'v1' },
+  { group: 'monitoring.coreos.com', kind: 'PrometheusRule', plural: 'prometheusrules', version: 'v1' },
   { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', plural: 'httproutes', version: 'v1' },
 ]
 

@@ -1,8 +1,8 @@
 /**
  * Composes a route's pipeline, in the one order every route shares:
  *
- *   authenticate → account → validate → resolve route → limits → guardrails (before) → cache
- *     → guardrails (after) → dispatch
+ *   (trace → observe → measure →) authenticate → account → validate → resolve route → limits
+ *     → guardrails (before) → cache → guardrails (after) → dispatch
  *
  * The account stage sits right after authentication so that every exchange with a known caller is
  * recorded, refusals by validation, limits or guardrails included; it sees the answer last on the
@@ -26,6 +26,8 @@ export interface PipelineFeatures {
   readonly trace?: StageFactory
   /** Outermost: spans and access logs around everything, authentication failures included. */
   readonly observe?: StageFactory
+  /** Right inside observe: metrics and the access log from the exchange's facts, at its end (stages/measure.ts). */
+  readonly measure?: StageFactory
   readonly account?: StageFactory
   readonly limits?: StageFactory
   readonly guardrailsBefore?: StageFactory
@@ -55,6 +57,7 @@ export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageF
   return [
     ...present(features.trace),
     ...present(features.observe),
+    ...present(features.measure),
     asFactory(authenticateStage(spec, deps), 'authenticate'),
     ...present(features.account),
     asFactory(validateStage(spec), 'validate'),

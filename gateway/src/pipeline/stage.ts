@@ -17,6 +17,7 @@
  * goes into `onEnd`, which runs exactly once however the stream ends: finished, failed, or the
  * client went away.
  */
+import { randomUUID } from 'node:crypto'
 import type { RequestHeaders } from '../core/headers.ts'
 import type { FinishReason, Usage } from '../providers/canonical.ts'
 import type { PlanNode, ProviderRef } from '../routing/plan.ts'
@@ -54,6 +55,8 @@ export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'SEMANTIC MISS' | 'R
  * fill what they own; nothing here is read back to decide routing.
  */
 export interface ExchangeFacts {
+  /** This request's id: the usage record's `id` and the access log's `requestId`. */
+  readonly requestId: string
   /** The model the client asked for, as written (`@slug/model` included). */
   requestedModel: string | null
   /** The provider that answered, or was tried last. */
@@ -72,6 +75,8 @@ export interface ExchangeFacts {
   attempts: number
   /** Retries at the target that answered. */
   retries: number
+  /** Every upstream attempt in order (dispatch fills it): metrics count attempts, retries and fallbacks from it. */
+  readonly upstreamAttempts: UpstreamAttemptFact[]
   /** The status the client got, once known. */
   status: number | null
   errorCode: string | null
@@ -91,8 +96,18 @@ export interface ExchangeFacts {
   readonly annotations: Record<string, unknown>
 }
 
+/** One upstream attempt: at which target, how it ended (the provider's status; null: cancelled), how long until it answered or failed. */
+export interface UpstreamAttemptFact {
+  readonly provider: CompiledProvider
+  /** The breaker's key: the provider, or the provider at a custom host; a change between attempts is a fallback. */
+  readonly targetKey: string
+  readonly status: number | null
+  readonly durationMs: number
+}
+
 export function newFacts(): ExchangeFacts {
   return {
+    requestId: randomUUID(),
     requestedModel: null,
     provider: null,
     upstreamModel: null,
@@ -103,6 +118,7 @@ export function newFacts(): ExchangeFacts {
     promptVersionId: null,
     attempts: 0,
     retries: 0,
+    upstreamAttempts: [],
     status: null,
     errorCode: null,
     cacheStatus: null,

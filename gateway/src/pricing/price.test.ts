@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { PriceOverride } from './price.ts'
-import { costOf, priceFor, tablePrice } from './price.ts'
+import { costOf, priceFor, tableModelFamily, tablePrice } from './price.ts'
 import { PRICING_TABLE_VERSION } from './table.ts'
 
 const override = (fields: Partial<PriceOverride> & Pick<PriceOverride, 'provider' | 'model'>): PriceOverride => ({
@@ -27,6 +27,15 @@ describe('the shipped table', () => {
     expect(tablePrice('openai', 'my-finetune')).toBeNull()
     expect(tablePrice('together-ai', 'anything')).toBeNull()
     expect(tablePrice('ollama', 'llama3')?.input).toBe(0)
+  })
+
+  it('names the family a model is priced as (a bounded label for metrics)', () => {
+    expect(tableModelFamily('openai', 'gpt-4o-2024-08-06')).toBe('gpt-4o')
+    expect(tableModelFamily('openai', 'gpt-4o-mini-2024-07-18')).toBe('gpt-4o-mini')
+    expect(tableModelFamily('bedrock', 'us.anthropic.claude-3-5-haiku-20241022-v1:0')).toMatch(/^claude-3-5-haiku/)
+    expect(tableModelFamily('openai', 'my-finetune')).toBeNull()
+    // Self-hosted kinds are free for every model but have no rows, so no family.
+    expect(tableModelFamily('ollama', 'llama3')).toBeNull()
   })
 })
 

@@ -109,6 +109,28 @@ function* candidates(model: string): Generator<string> {
   }
 }
 
+/** The table row a model of a provider kind is priced by, and that row's model id (its family). */
+function tableEntry(providerKind: string, model: string): { price: Price; family: string } | null {
+  const list = tables.get(providerKind)
+  if (!list) return null
+  const name = providerKind === 'bedrock' ? bedrockName(model) : model
+  for (const candidate of candidates(name)) {
+    for (const table of list) {
+      const price = table.get(candidate)
+      if (price) return { price, family: candidate }
+    }
+  }
+  return null
+}
+
+/**
+ * The model family the shipped table prices a model as (`gpt-4o-2024-08-06` -> `gpt-4o`), or null
+ * when the table has no row for it (self-hosted kinds have none). A bounded name for metrics.
+ */
+export function tableModelFamily(providerKind: string, model: string): string | null {
+  return tableEntry(providerKind, model)?.family ?? null
+}
+
 const tableCache = new Map<string, Price | null>()
 const TABLE_CACHE_MAX = 10_000
 
@@ -117,20 +139,7 @@ export function tablePrice(providerKind: string, model: string): Price | null {
   const cacheKey = `${providerKind}\u0000${model}`
   const cached = tableCache.get(cacheKey)
   if (cached !== undefined) return cached
-  let found: Price | null = FREE_KINDS.has(providerKind) ? ZERO : null
-  const list = tables.get(providerKind)
-  if (list && found === null) {
-    const name = providerKind === 'bedrock' ? bedrockName(model) : model
-    outer: for (const candidate of candidates(name)) {
-      for (const table of list) {
-        const price = table.get(candidate)
-        if (price) {
-          found = price
-          break outer
-        }
-      }
-    }
-  }
+  const found: Price | null = FREE_KINDS.has(providerKind) ? ZERO : (tableEntry(providerKind, model)?.price ?? null)
   if (tableCache.size >= TABLE_CACHE_MAX) tableCache.clear()
   tableCache.set(cacheKey, found)
   return found

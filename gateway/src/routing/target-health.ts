@@ -71,6 +71,11 @@ export class TargetHealthRegistry {
     return this.#targets.size
   }
 
+  /** Every target's health by key (for metrics at scrape time). */
+  entries(): IterableIterator<[string, TargetHealth]> {
+    return this.#targets.entries()
+  }
+
   get(key: string): TargetHealth {
     let health = this.#targets.get(key)
     if (!health) {

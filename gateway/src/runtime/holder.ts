@@ -15,6 +15,7 @@ export type ApplyResult =
 
 export class RuntimeHolder {
   #current: RuntimeConfig | null = null
+  #appliedAtMs: number | null = null
   readonly #pools = new Map<string, Dispatcher>()
   readonly #listeners = new Set<(runtime: RuntimeConfig) => void>()
   readonly #rejectionListeners = new Set<(problems: SnapshotProblem[]) => void>()
@@ -23,6 +24,11 @@ export class RuntimeHolder {
 
   get current(): RuntimeConfig | null {
     return this.#current
+  }
+
+  /** When (ms since the epoch) the current runtime was applied; null before the first. */
+  get appliedAtMs(): number | null {
+    return this.#appliedAtMs
   }
 
   get ready(): boolean {
@@ -53,6 +59,7 @@ export class RuntimeHolder {
       return this.#rejected(generation, compiled.problems)
     }
     this.#current = compiled.runtime
+    this.#appliedAtMs = Date.now()
     this.#closeUnused()
     for (const listener of this.#listeners) listener(compiled.runtime)
     return { ok: true, generation: compiled.runtime.generation, hash: validation.hash, unchanged: false }

@@ -34,6 +34,9 @@ export interface UsageShipperStats {
   recordsDropped: number
   spoolBytes: number
   spoolSegments: number
+  /** The spool's bound (0 without a spool); over it, bodies are being shed. */
+  spoolMaxBytes: number
+  spoolOverBound: boolean
 }
 
 const DEFAULTS = { batchSize: 500, flushIntervalMs: 1000, maxQueuedRecords: 50_000 }
@@ -85,6 +88,8 @@ export class UsageShipper implements UsageSink {
       recordsDropped: this.#recordsDropped,
       spoolBytes: spool?.bytes ?? 0,
       spoolSegments: spool?.segments ?? 0,
+      spoolMaxBytes: spool?.maxBytes ?? 0,
+      spoolOverBound: spool?.overBound ?? false,
     }
   }
 

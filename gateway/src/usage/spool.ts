@@ -14,6 +14,8 @@ export interface SpoolStats {
   /** Records whose bodies were shed to stay under the bound (since start). */
   bodiesDropped: number
   overBound: boolean
+  /** The bound the spool sheds bodies to stay under. */
+  maxBytes: number
 }
 
 const SEGMENT = /^(\d{16})-(\d{6})(\.lean)?\.jsonl$/
@@ -45,7 +47,7 @@ export class UsageSpool {
   }
 
   stats(): SpoolStats {
-    return { segments: this.#segments.length, bytes: this.#bytes, bodiesDropped: this.#bodiesDropped, overBound: this.#bytes > this.#maxBytes }
+    return { segments: this.#segments.length, bytes: this.#bytes, bodiesDropped: this.#bodiesDropped, overBound: this.#bytes > this.#maxBytes, maxBytes: this.#maxBytes }
   }
 
   get empty(): boolean {

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { buildGatewayServer, contentWorkspacesSetting, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, snapshotPricedCosts, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
+import { accessLogSettingsFromEnv, buildGatewayServer, contentWorkspacesSetting, drainAndClose, installReadinessGate, limiterFromEnv, limitsStage, RuntimeHolder, serveMetrics, shutdownSettings, snapshotPricedCosts, startUsageShipping, type AdminForwarder } from '@gatehouse/gateway'
 import { inProcessUsageTransport } from '../distribution/usage-routes.ts'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
 
@@ -66,6 +66,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedG
     logger: options.logger,
     adminForwarder: inProcessForwarder(controlPlane.adminApp),
     processMetrics: true,
+    accessLog: accessLogSettingsFromEnv(options.env),
     metricsRoute: metricsPort === 'data',
     features: { limits: limitsFactory },
     metricsRegistries: [limitsFactory.registry],

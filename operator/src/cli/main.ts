@@ -62,6 +62,8 @@ Environment:
   GATEHOUSE_LOG_FORMAT      json or pretty (default: pretty on a terminal, else json); ISO times
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME...   OpenTelemetry traces (off
                             when no endpoint is set); GATEHOUSE_TRACE_CONTENT_WORKSPACES: message content
+  GATEHOUSE_ACCESS_LOG, GATEHOUSE_ACCESS_LOG_LEVEL, GATEHOUSE_ACCESS_LOG_SAMPLE_RATE
+                            one line per data-plane request: on/off (true), level (info), share of successes (1)
 `
 
 interface Stoppable {

@@ -13,7 +13,6 @@
  * overrides. The record goes to a `UsageSink`, which returns at once: serialising, redacting and
  * shipping happen off the request path, so the stage costs a few object writes per request.
  */
-import { randomUUID } from 'node:crypto'
 import { GatewayError } from '../../core/errors.ts'
 import { costOf, priceFor } from '../../pricing/index.ts'
 import type { Usage } from '../../providers/canonical.ts'
@@ -55,7 +54,7 @@ class Account {
     const principal = context.principal
     const user = principal.userId ?? (typeof context.metadata._user === 'string' ? context.metadata._user : null)
     this.draft = {
-      id: randomUUID(),
+      id: exchange.facts.requestId,
       createdAtMs: context.startedAtMs,
       organizationId: context.runtime.organizationId,
       workspaceId: context.workspaceId,
@@ -193,7 +192,8 @@ class Account {
   }
 }
 
-function statusOf(error: unknown, exchange: Exchange): { status: number; code: string } {
+/** The status and code a failed exchange answers with (the measure stage reads it the same way). */
+export function statusOf(error: unknown, exchange: Exchange): { status: number; code: string } {
   // A client that left is what happened, whatever error the cut upstream call then raised.
   if (exchange.context.signal.aborted) return { status: 499, code: 'request_cancelled' }
   if (error instanceof GatewayError) return { status: error.status, code: error.code }

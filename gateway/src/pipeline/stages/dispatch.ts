@@ -6,8 +6,9 @@
  * count, on success and error alike.
  */
 import { GatewayError, type ErrorCode } from '../../core/errors.ts'
+import { failureOf } from '../../routing/execute.ts'
 import { ConfiguredRoute } from '../../routing/run.ts'
-import type { RouteTarget } from '../../routing/target.ts'
+import type { CompiledProvider, RouteTarget } from '../../routing/target.ts'
 import type { TargetHealthRegistry } from '../../routing/target-health.ts'
 import { describeUpstreamFailure } from '../../upstream/describe-failure.ts'
 import { tracedAttempt } from '../attempt-span.ts'
@@ -35,6 +36,40 @@ function describeUnreached(error: unknown, exchange: Exchange, target: RouteTarg
   error.logDetail = { upstream }
 }
 
+/** Runs one upstream attempt and notes it in the facts (provider, status it ended with, time until it answered). */
+async function attempt(exchange: Exchange, provider: CompiledProvider, targetKey: string, run: () => Promise<Answer>): Promise<Answer> {
+  const startedAt = performance.now()
+  const note = (status: number | null): void => {
+    exchange.facts.upstreamAttempts.push({ provider, targetKey, status, durationMs: performance.now() - startedAt })
+  }
+  let answer: Answer
+  try {
+    answer = await run()
+  } catch (error) {
+    note(failureOf(error)?.status ?? null)
+    throw error
+  }
+  note(answer.status)
+  return answer
+}
+
+/** Runs one upstream attempt and notes it in the facts (provider, status it ended with, time until it answered). */
+async function notedAttempt(exchange: Exchange, provider: CompiledProvider, targetKey: string, run: () => Promise<Answer>): Promise<Answer> {
+  const startedAt = performance.now()
+  const note = (status: number | null): void => {
+    exchange.facts.upstreamAttempts.push({ provider, targetKey, status, durationMs: performance.now() - startedAt })
+  }
+  let answer: Answer
+  try {
+    answer = await run()
+  } catch (error) {
+    note(failureOf(error)?.status ?? null)
+    throw error
+  }
+  note(answer.status)
+  return answer
+}
+
 export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry): Terminal {
   return async (exchange) => {
     const route = exchange.route
@@ -45,9 +80,11 @@ export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry):
     if (route.kind === 'direct') {
       exchange.facts.attempts = 1
       exchange.responseHeaders['x-gateway-provider'] = route.target.provider.record.slug
-      const target = { route: route.target, forwardedHeaders: null, healthKey: route.target.provider.record.id }
+      const provider = route.target.provider
+      const target = { route: route.target, forwardedHeaders: null, healthKey: provider.record.id }
       try {
-        return await tracedAttempt(exchange, target, () => spec.attempt(exchange, target, exchange.body, exchange.context.signal))
+        return await notedAttempt(exchange, provider, provider.record.id, () =>
+          tracedAttempt(exchange, target, () => spec.attempt(exchange, target, exchange.body, exchange.context.signal)))
       } catch (error) {
         describeUnreached(error, exchange, route.target)
         throw error
@@ -68,8 +105,9 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
       // Overrides come from a config, not the client, but must meet the same limits before they go out.
       if (payload !== body && body !== null) spec.validate?.(payload, exchange)
       const sent = body === null ? null : payload
-      // Only a call that goes upstream is a client span: a target's cache hit or limit refusal is not.
-      const attempt = (): Promise<Answer> => tracedAttempt(exchange, target, () => spec.attempt(exchange, target, sent, signal))
+      // Only a call that goes upstream is an attempt (a client span, a noted attempt): a target's cache hit or limit refusal is not.
+      const attempt = (): Promise<Answer> =>
+        notedAttempt(exchange, target.route.provider, target.healthKey, () => tracedAttempt(exchange, target, () => spec.attempt(exchange, target, sent, signal)))
       // Target-bound limits wrap the target's cache, as the limits stage runs before the cache stage on a direct route.
       return wrapAttempt(exchange, target.route, () => (exchange.attemptThroughCache ? exchange.attemptThroughCache(leaf, sent, attempt) : attempt()))
     },
