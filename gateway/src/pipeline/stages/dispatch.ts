@@ -37,23 +37,6 @@ function describeUnreached(error: unknown, exchange: Exchange, target: RouteTarg
 }
 
 /** Runs one upstream attempt and notes it in the facts (provider, status it ended with, time until it answered). */
-async function attempt(exchange: Exchange, provider: CompiledProvider, targetKey: string, run: () => Promise<Answer>): Promise<Answer> {
-  const startedAt = performance.now()
-  const note = (status: number | null): void => {
-    exchange.facts.upstreamAttempts.push({ provider, targetKey, status, durationMs: performance.now() - startedAt })
-  }
-  let answer: Answer
-  try {
-    answer = await run()
-  } catch (error) {
-    note(failureOf(error)?.status ?? null)
-    throw error
-  }
-  note(answer.status)
-  return answer
-}
-
-/** Runs one upstream attempt and notes it in the facts (provider, status it ended with, time until it answered). */
 async function notedAttempt(exchange: Exchange, provider: CompiledProvider, targetKey: string, run: () => Promise<Answer>): Promise<Answer> {
   const startedAt = performance.now()
   const note = (status: number | null): void => {
