@@ -87,7 +87,7 @@ async function rendered(reference: string, ready: (data: SentChat) => boolean): 
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'gatehouse-prompts-'))
-  simulator = await startOpenAISimulator({ chunks: 3 })
+  simulator = await startOpenAISimulator({ chunks: 3, apiKeys: ['sk-sim'] })
   const file = join(directory, 'resources.yaml')
   await writeFile(file, resources(simulator.baseUrl))
   gatehouse = await startEmbedded({

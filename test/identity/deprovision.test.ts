@@ -90,7 +90,7 @@ let userJwt: string
 describe.skipIf(postgres.skip !== null)('deprovisioning through SCIM reaches a running gateway', () => {
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-deprovision-'))
-    simulator = await startOpenAISimulator({ chunks: 2, recordLimit: 20 })
+    simulator = await startOpenAISimulator({ chunks: 2, recordLimit: 20, apiKeys: ['sk-sim'] })
     idp = await startOidcSimulator({ clientId: 'unused', clientSecret: 'unused', redirectUri: 'https://unused.example/cb' })
     const opened = await postgres.open()
     store = opened.store
