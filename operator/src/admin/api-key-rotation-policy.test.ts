@@ -1,6 +1,6 @@
 /**
- * rotation_policy as the reference has it: rotation_period (recurring) and next_rotation_at (one
- * time) are mutually exclusive; a scheduled rotation under a period schedules the next one, again
+ * rotation_policy: rotation_period (recurring), next_rotation_at (the next date), or both (first on
+ * that date, then every period); a scheduled rotation under a period schedules the next one, again
  * and again; a one-time date is consumed by its rotation but not by an earlier manual one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -22,18 +22,30 @@ async function createKey(rotation_policy: Record<string, unknown>) {
 }
 
 describe('rotation_policy', () => {
-  it('refuses rotation_period together with next_rotation_at, on create and update, storing nothing', async () => {
+  it('refuses a policy naming neither a period nor a date, on create and update, storing nothing', async () => {
     const before = (await h.store.apiKeys.list(h.orgId, {}, 0, 100)).total
-    const both = { rotation_period: 'weekly', next_rotation_at: '2030-02-01T00:00:00Z', key_transition_period_ms: HOUR }
-    const created = await createKey(both)
+    const neither = { key_transition_period_ms: HOUR }
+    const created = await createKey(neither)
     expect(created.statusCode).toBe(400)
     expect(created.json().error).toMatchObject({ code: 'AB01', param: 'rotation_policy.rotation_period' })
-    expect(created.json().error.message).toMatch(/mutually exclusive/)
     expect((await h.store.apiKeys.list(h.orgId, {}, 0, 100)).total).toBe(before)
     const ok = await createKey({ rotation_period: 'weekly', key_transition_period_ms: HOUR })
-    const updated = await h.call('PUT', `/v1/api-keys/${ok.json().id}`, h.ownerKey, { rotation_policy: both })
+    const updated = await h.call('PUT', `/v1/api-keys/${ok.json().id}`, h.ownerKey, { rotation_policy: neither })
     expect(updated.statusCode).toBe(400)
     expect((await h.store.apiKeys.get(h.orgId, ok.json().id))!.rotationPolicy).toEqual({ rotation_period: 'weekly', key_transition_period_ms: HOUR })
+  })
+
+  it('takes rotation_period together with next_rotation_at: the first rotation on that date, then every period', async () => {
+    const first = '2030-02-10T00:00:00.000Z'
+    const startedAt = h.clock.now
+    const { id } = (await createKey({ rotation_period: 'weekly', next_rotation_at: first, key_transition_period_ms: HOUR })).json() as { id: string }
+    const worker = createKeyRotationWorker({ store: h.store, pepper: TEST_PEPPER, clock: h.clock.read })
+    const view = async () => (await h.call('GET', `/v1/api-keys/${id}`, h.ownerKey)).json()
+    expect((await view()).rotation_policy).toMatchObject({ rotation_period: 'weekly', next_rotation_at: first })
+    h.clock.now = new Date(first)
+    expect(await worker.runOnce()).toContain(id)
+    expect(await view()).toMatchObject({ last_rotated_at: first, rotation_policy: { rotation_period: 'weekly', next_rotation_at: '2030-02-17T00:00:00.000Z' } })
+    h.clock.now = startedAt
   })
 
   it('schedules the next rotation after every scheduled rotation of a period policy', async () => {

@@ -34,8 +34,10 @@ export const rotationPolicySchema = z.strictObject({
   next_rotation_at: z.iso.datetime({ offset: true }).optional(),
   key_transition_period_ms: z.int().min(MIN_KEY_TRANSITION_MS, 'key_transition_period_ms must be at least 1800000 (30 minutes)').optional(),
 }).superRefine((value, ctx) => {
-  if ((value.rotation_period === undefined) === (value.next_rotation_at === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'give exactly one of rotation_period (a recurring rotation) and next_rotation_at (a one-time rotation); they are mutually exclusive' })
+  // Both together mean "first on that date, then every period" (the spec lists both fields; the
+  // issue tracker called refusing the pair a defect): a period policy reschedules from each rotation.
+  if (value.rotation_period === undefined && value.next_rotation_at === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['rotation_period'], message: 'give rotation_period (a recurring rotation), next_rotation_at (the next rotation\'s date), or both (first on that date, then every period)' })
   }
   if (value.rotation_period && value.key_transition_period_ms !== undefined && value.key_transition_period_ms >= ROTATION_PERIOD_MS[value.rotation_period]) {
     ctx.addIssue({ code: 'custom', path: ['key_transition_period_ms'], message: 'key_transition_period_ms must be shorter than the rotation period' })
