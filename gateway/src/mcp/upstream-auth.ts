@@ -6,7 +6,7 @@
  * sync alike. A failed token exchange is a 503 with Retry-After (the upstream's auth dependency
  * failing), never a 401 to the client.
  */
-import { ssrfSafeFetch, type FetchFunction } from '../upstream/ssrf-fetch.ts'
+import type { FetchFunction } from '../upstream/ssrf-fetch.ts'
 import { AccessTokenCache, exchangeToken, tokenClientDefaults } from '../upstream/signers/access-token.ts'
 import type { SnapshotMcpAuth } from '../snapshot/mcp.ts'
 
@@ -34,7 +34,7 @@ export class McpUpstreamAuth {
         return { ...auth.headers }
       case 'oauth_client_credentials': {
         const key = AccessTokenCache.key(auth.tokenUrl, auth.clientId, auth.clientSecret, auth.scope ?? '', auth.audience ?? '')
-        const defaults = tokenClientDefaults({ fetch: this.#options.fetch ?? ssrfSafeFetch(allowPrivateNetwork), ...(this.#options.nowMs ? { nowMs: this.#options.nowMs } : {}) })
+        const defaults = tokenClientDefaults({ fetch: this.#options.fetch, ...(this.#options.nowMs ? { nowMs: this.#options.nowMs } : {}) })
         const form: Record<string, string> = { grant_type: 'client_credentials', client_id: auth.clientId, client_secret: auth.clientSecret }
         if (auth.scope) form.scope = auth.scope
         if (auth.audience) form.audience = auth.audience

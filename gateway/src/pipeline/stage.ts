@@ -196,26 +196,29 @@ export interface Exchange {
   /** Headers every answer carries (success and error): stages add theirs (rate limits, cache status). */
   readonly responseHeaders: Record<string, string>
   /**
-   * Set by the cache stage when the config's targets cache their answers: dispatch sends each
-   * target attempt through it (it may answer from the cache instead).
-   */
-  attemptThroughCache?: (leaf: AttemptedLeaf, body: Record<string, unknown> | null, attempt: () => Promise<Answer>) => Promise<Answer>
-  /**
    * Wrappers around each attempt at one target of a config's plan, added by stages that depend on
-   * the target (limits declared on a provider or integration). Direct routes know their target
-   * before the stages run and never call them.
+   * the target: limits declared on a provider or integration, a target's own cache (which may
+   * answer instead). Added in stage order, so the first added is outermost, as the stages are.
+   * Direct routes know their target before the stages run and never call them.
    */
   attemptWrappers?: AttemptWrapper[]
 }
 
-/** Runs (or refuses) one attempt at `target`; `attempt` makes it. */
-export type AttemptWrapper = (target: RouteTarget, attempt: () => Promise<Answer>) => Promise<Answer>
+/** One attempt at one target of a config's plan: where it goes, the config node it came from, the body it sends. */
+export interface TargetAttemptInfo {
+  readonly target: RouteTarget
+  readonly leaf: AttemptedLeaf
+  readonly body: Record<string, unknown> | null
+}
 
-/** One attempt at `target` through the exchange's attempt wrappers (the first added is outermost). */
-export function wrapAttempt(exchange: Exchange, target: RouteTarget, attempt: () => Promise<Answer>): Promise<Answer> {
+/** Runs (or refuses, or answers for) one attempt; `attempt` makes it. */
+export type AttemptWrapper = (info: TargetAttemptInfo, attempt: () => Promise<Answer>) => Promise<Answer>
+
+/** One attempt through the exchange's attempt wrappers (the first added is outermost). */
+export function wrapAttempt(exchange: Exchange, info: TargetAttemptInfo, attempt: () => Promise<Answer>): Promise<Answer> {
   const wrappers = exchange.attemptWrappers
   if (!wrappers || wrappers.length === 0) return attempt()
-  return wrappers.reduceRight<() => Promise<Answer>>((inner, wrapper) => () => wrapper(target, inner), attempt)()
+  return wrappers.reduceRight<() => Promise<Answer>>((inner, wrapper) => () => wrapper(info, inner), attempt)()
 }
 
 export type Next = () => Promise<Answer>

@@ -149,6 +149,20 @@ export async function sendUpstream(endpoint: UpstreamEndpoint, request: Upstream
   }
 }
 
+/** Ties a dispatched request to the exchange's signal: an abort cancels it. `release` once the request is over. */
+function abortOnSignal(signal: AbortSignal): { attach(controller: Dispatcher.DispatchController): void; release(): void } {
+  let controller: Dispatcher.DispatchController | null = null
+  const onAbort = (): void => controller?.abort(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  return {
+    attach(started) {
+      controller = started
+      if (signal.aborted) started.abort(signal.reason)
+    },
+    release: () => signal.removeEventListener('abort', onAbort),
+  }
+}
+
 export interface StreamedUpstreamResponse {
   status: number
   headers: Record<string, string>
@@ -166,16 +180,12 @@ export async function sendUpstreamStreamed(endpoint: UpstreamEndpoint, request: 
   if (signal.aborted) throw transportError(signal.reason, signal)
   return new Promise<StreamedUpstreamResponse>((resolve, reject) => {
     const body = new CallbackBody()
-    let controller: Dispatcher.DispatchController | null = null
+    const abort = abortOnSignal(signal)
     let started = false
-    const onAbort = (): void => controller?.abort(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    const settle = (): void => signal.removeEventListener('abort', onAbort)
     endpoint.dispatcher.dispatch(dispatchOptions, {
       onRequestStart(requestController) {
-        controller = requestController
         body.attach(requestController)
-        if (signal.aborted) requestController.abort(signal.reason)
+        abort.attach(requestController)
       },
       onResponseStart(_controller, statusCode, responseHeaders) {
         started = true
@@ -185,11 +195,11 @@ export async function sendUpstreamStreamed(endpoint: UpstreamEndpoint, request: 
         body.push(chunk)
       },
       onResponseEnd() {
-        settle()
+        abort.release()
         body.end()
       },
       onResponseError(_controller, error) {
-        settle()
+        abort.release()
         if (started) body.fail(error)
         else reject(transportError(error, signal))
       },
@@ -214,7 +224,7 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
   const limitBytes = options.maxResponseBytes ?? configuredMaxResponseBytes
   if (signal.aborted) throw transportError(signal.reason, signal)
   return new Promise<BufferedResponse>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null
+    const abort = abortOnSignal(signal)
     let status = 0
     let headers: Record<string, string> = {}
     const chunks: Buffer[] = []
@@ -226,13 +236,9 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
       chunks.length = 0
       controllerNow.abort(refused)
     }
-    const onAbort = (): void => controller?.abort(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    const settle = (): void => signal.removeEventListener('abort', onAbort)
     endpoint.dispatcher.dispatch(dispatchOptions, {
       onRequestStart(started) {
-        controller = started
-        if (signal.aborted) started.abort(signal.reason)
+        abort.attach(started)
       },
       onResponseStart(started, statusCode, responseHeaders) {
         status = statusCode
@@ -247,11 +253,11 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
         chunks.push(chunk)
       },
       onResponseEnd() {
-        settle()
+        abort.release()
         resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
       },
       onResponseError(_controller, error) {
-        settle()
+        abort.release()
         reject(refused ?? transportError(error, signal))
       },
     })

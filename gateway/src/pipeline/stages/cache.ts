@@ -20,7 +20,7 @@
  * no effect.
  *
  * A cache on a target (config `targets[i].cache`) is looked up at each attempt of that target
- * (dispatch calls `exchange.attemptThroughCache`), keyed by the target's path and the body it is
+ * (an attempt wrapper dispatch runs around each target attempt), keyed by the target's path and the body it is
  * sent; what the last attempt missed is stored here, on the way back, like a config's. An answer
  * from a target without a cache, under such a config, says DISABLED.
  */
@@ -207,7 +207,7 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
             pending = found.miss
           } else if (hasTargetCache(route.plan)) {
             // Each attempt looks up under its target's cache; the last attempt's decides what is stored.
-            exchange.attemptThroughCache = async (leaf, sent, attempt) => {
+            ;(exchange.attemptWrappers ??= []).push(async ({ leaf, body: sent }, attempt) => {
               pending = null
               if (leaf.cache === null || sent === null) {
                 setStatus(exchange, 'DISABLED')
@@ -217,7 +217,7 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
               if ('hit' in found) return found.hit
               pending = found.miss
               return attempt()
-            }
+            })
           } else {
             return disabledIfAsked(exchange, next)
           }

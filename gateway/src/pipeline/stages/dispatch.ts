@@ -91,8 +91,7 @@ async function runConfigured(spec: RouteSpec, health: TargetHealthRegistry, exch
       // Only a call that goes upstream is an attempt (a client span, a noted attempt): a target's cache hit or limit refusal is not.
       const attempt = (): Promise<Answer> =>
         notedAttempt(exchange, target.route.provider, target.healthKey, () => tracedAttempt(exchange, target, () => spec.attempt(exchange, target, sent, signal)))
-      // Target-bound limits wrap the target's cache, as the limits stage runs before the cache stage on a direct route.
-      return wrapAttempt(exchange, target.route, () => (exchange.attemptThroughCache ? exchange.attemptThroughCache(leaf, sent, attempt) : attempt()))
+      return wrapAttempt(exchange, { target: target.route, leaf, body: sent }, attempt)
     },
   )
   try {

@@ -181,7 +181,7 @@ class LimitsStage implements Stage {
       const perTarget = limits.filter(refersToProvider)
       if (perTarget.length > 0) {
         requestLimits = limits.filter((limit) => !refersToProvider(limit))
-        ;(exchange.attemptWrappers ??= []).push((target, attempt) => {
+        ;(exchange.attemptWrappers ??= []).push(({ target }, attempt) => {
           const targetSubject: LimitSubject = { ...subject, providerId: target.provider.record.id, providerSlug: target.provider.record.slug }
           const matched = matchLimits(perTarget, targetSubject)
           return matched.length === 0 ? attempt() : this.#enforce(exchange, targetSubject, matched, attempt)
