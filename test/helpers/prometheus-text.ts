@@ -25,7 +25,9 @@ const SUFFIXES = ['_bucket', '_sum', '_count', '_total', '_created']
 function parseValue(text: string): number {
   if (text === '+Inf') return Infinity
   if (text === '-Inf') return -Infinity
-  if (text === 'NaN') return NaN
+  // Prometheus reads values with Go's ParseFloat, which takes NaN in any case; prom-client writes
+  // `Nan` (an event-loop gauge has no sample yet right after start).
+  if (text.toLowerCase() === 'nan') return NaN
   const value = Number(text)
   if (text === '' || Number.isNaN(value)) throw new Error(`not a sample value: '${text}'`)
   return value
