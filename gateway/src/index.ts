@@ -15,7 +15,7 @@ export { limitsStage, type CostEstimator, type LimitsStageOptions } from './pipe
 export { snapshotPricedCosts } from './pipeline/stages/limit-prices.ts'
 export { limiterFromEnv, type LimiterSetup } from './limits/from-env.ts'
 export type { Limiter } from './limits/limiter.ts'
-export { startUsageShipping, UsageShipper, type UsageSink, type UsageTransport } from './usage/index.ts'
+export { httpUsageTransport, startUsageShipping, UsageShipper, type UsageSink, type UsageTransport } from './usage/index.ts'
 export { accountStage } from './pipeline/stages/account.ts'
 export { startTracing, tracingRequested, type Tracing } from './telemetry/tracing.ts'
 export { contentWorkspacesSetting } from './telemetry/genai-content.ts'

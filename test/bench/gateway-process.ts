@@ -3,7 +3,16 @@
  * workspace, one workspace key (real key format, stored as its peppered HMAC) and one OpenAI
  * provider pointing at the simulator. Authentication is on for every request.
  *
- *   node test/bench/gateway-process.ts --upstream http://127.0.0.1:PORT/v1
+ *   node test/bench/gateway-process.ts --upstream http://127.0.0.1:PORT/v1 [--features limits,guardrails,metering]
+ *
+ * `--features` adds request-path features to the plain gateway, as the feature scenario of run.ts
+ * measures them one at a time (feature-scenario.ts):
+ *   limits      three limits on every request, counted in Redis (GATEHOUSE_REDIS_URL, under
+ *               GATEHOUSE_LIMITS_KEY_PREFIX): a key's request rate, the workspace's token rate and a
+ *               token budget grouped by the `team` metadata value (send `x-gateway-metadata`);
+ *   guardrails  two inline checks: words refused in the input, a word count of the output;
+ *   metering    a usage record per request, shipped in batches over HTTP to GATEHOUSE_USAGE_SINK_URL
+ *               (the control plane's ingest route, here a loopback sink), as a deployed gateway does.
  *
  * Prints one JSON line `{"url","workspaceKey","provider","snapshotPath"}` once listening on
  * 127.0.0.1 (ephemeral port); stops on SIGTERM/SIGINT, removing the snapshot file. Exiting through
@@ -15,17 +24,23 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildGatewayServer, RuntimeHolder, startTracing } from '@gatehouse/gateway'
+import { buildGatewayServer, httpUsageTransport, limiterFromEnv, limitsStage, RuntimeHolder, startTracing, startUsageShipping, type GatewayServerOptions } from '@gatehouse/gateway'
 import { generateApiKey, type GatewaySnapshotInput } from '@gatehouse/gateway/snapshot'
 import { buildSnapshot, TEST_PEPPER, WORKSPACE_ID } from '../helpers/gateway.ts'
 
 const BENCH_PROVIDER_SLUG = 'openai-bench'
 
-const { values } = parseArgs({ options: { upstream: { type: 'string' } } })
-if (!values.upstream) {
-  process.stderr.write('usage: node test/bench/gateway-process.ts --upstream http://127.0.0.1:PORT/v1\n')
+const FEATURES = ['limits', 'guardrails', 'metering'] as const
+type Feature = (typeof FEATURES)[number]
+
+const { values } = parseArgs({ options: { upstream: { type: 'string' }, features: { type: 'string', default: '' } } })
+const features = new Set(values.features!.split(',').map((name) => name.trim()).filter((name) => name !== ''))
+const unknown = [...features].filter((name) => !(FEATURES as readonly string[]).includes(name))
+if (!values.upstream || unknown.length > 0) {
+  process.stderr.write(`usage: node test/bench/gateway-process.ts --upstream http://127.0.0.1:PORT/v1 [--features ${FEATURES.join(',')}]\n`)
   process.exit(2)
 }
+const has = (feature: Feature): boolean => features.has(feature)
 
 const workspaceKey = generateApiKey('workspace')
 const snapshot = buildSnapshot([{ slug: BENCH_PROVIDER_SLUG, kind: 'openai', baseUrl: values.upstream, credentials: { apiKey: 'sk-bench-upstream' } }], {
@@ -45,6 +60,22 @@ snapshot.prompts = [{
     ]),
   }],
 }]
+if (has('limits')) {
+  snapshot.limits = [
+    { id: 'bench-rpm', source: 'api_key', ownerId: 'key-ws', name: 'key rpm', kind: 'rate', type: 'requests', unit: 'rpm', value: 1_000_000_000, conditions: [{ key: 'api_key', values: ['key-ws'] }] },
+    { id: 'bench-tpm', source: 'workspace', ownerId: WORKSPACE_ID, name: 'workspace tpm', kind: 'rate', type: 'tokens', unit: 'rpm', value: 1_000_000_000_000, conditions: [{ key: 'workspace_id', values: [WORKSPACE_ID] }] },
+    { id: 'bench-budget', source: 'policy', ownerId: 'bench-budget', name: 'team budget', kind: 'usage', type: 'tokens', creditLimit: 1_000_000_000_000, conditions: [{ key: 'metadata.team', values: ['*'] }], groupBy: ['metadata.team'] },
+  ]
+}
+if (has('guardrails')) {
+  snapshot.guardrails = [
+    { id: 'bench-in', slug: 'bench-in', name: 'no secrets', workspaceId: null, version: 1, hooks: ['beforeRequestHook'], actions: { deny: true }, holdBack: { mode: 'none', windowChars: 256 },
+      checks: [{ id: 'default.contains', parameters: { words: ['password', 'secret'], operator: 'none' }, isEnabled: true }] },
+    { id: 'bench-out', slug: 'bench-out', name: 'short', workspaceId: null, version: 1, hooks: ['afterRequestHook'], actions: { deny: false }, holdBack: { mode: 'none', windowChars: 256 },
+      checks: [{ id: 'default.wordCount', parameters: { maxWords: 500 }, isEnabled: true }] },
+  ]
+  snapshot.guardrailDefaults = [{ workspaceId: null, input: ['bench-in'], output: ['bench-out'] }]
+}
 // Served from a file, as a deployed gateway is: the file round trip is part of what is measured.
 const snapshotDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
 const snapshotPath = join(snapshotDir, 'snapshot.json')
@@ -59,13 +90,31 @@ if (!applied.ok) {
 
 // The tracing scenario starts this process with OTEL_* set (an OTLP sink, a sampler); others without.
 const tracing = await startTracing({ serviceName: 'gatehouse-bench' })
-const app = buildGatewayServer({ holder, pepper: TEST_PEPPER })
+const extra: Partial<GatewayServerOptions> = {}
+const closers: Array<() => Promise<void>> = []
+if (has('limits')) {
+  if (!process.env.GATEHOUSE_REDIS_URL) throw new Error('--features limits needs GATEHOUSE_REDIS_URL')
+  const limits = limiterFromEnv(process.env)
+  const stage = limitsStage({ limiter: limits.limiter, keyPrefix: limits.keyPrefix })
+  extra.features = { limits: stage }
+  extra.metricsRegistries = [stage.registry]
+  closers.push(() => limits.limiter.close())
+}
+if (has('metering')) {
+  const sinkUrl = process.env.GATEHOUSE_USAGE_SINK_URL
+  if (!sinkUrl) throw new Error('--features metering needs GATEHOUSE_USAGE_SINK_URL')
+  const delivery = httpUsageTransport({ controlPlaneUrl: sinkUrl, token: 'bench-gateway-token' })
+  const shipper = startUsageShipping({ transport: delivery.transport, spoolDir: null })
+  extra.usage = shipper
+  closers.push(() => shipper.close(), () => delivery.close())
+}
+const app = buildGatewayServer({ holder, pepper: TEST_PEPPER, ...extra })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const { port } = app.server.address() as AddressInfo
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}`, workspaceKey, provider: BENCH_PROVIDER_SLUG, snapshotPath }) + '\n')
 
 const stop = (): void => {
-  void Promise.allSettled([app.close(), holder.close(), tracing?.shutdown()]).finally(() => {
+  void Promise.allSettled([app.close(), holder.close(), tracing?.shutdown(), ...closers.map((close) => close())]).finally(() => {
     rmSync(snapshotDir, { recursive: true, force: true })
     process.exit(0)
   })

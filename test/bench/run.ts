@@ -21,7 +21,7 @@ import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type Targ
 import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { formatTracing, startTracedGateways, summariseTracing, TRACING_SCENARIO, withoutOtel, type TracingRun, type TracingVariant } from './tracing-scenario.ts'
+import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, withoutOtel, type FeatureRun } from './feature-scenario.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -39,7 +39,7 @@ const { values: flags } = parseArgs({
     'paced-rate': { type: 'string', default: '800' },
     'serial-s': { type: 'string', default: '2' },
     'ttfb-requests': { type: 'string', default: '500' },
-    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat,trace-sat' },
+    scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat,feature-sat' },
     // In-process: the CPU per request the measure stage (metrics, access log) adds; 0 skips it.
     'stage-cpu-rounds': { type: 'string', default: '100000' },
     profile: { type: 'boolean', default: false },
@@ -62,11 +62,11 @@ const serialMs = positive('serial-s', flags['serial-s']) * 1000
 const ttfbRequests = Math.round(positive('ttfb-requests', flags['ttfb-requests']))
 const requested = flags.scenarios!.split(',').map((name) => name.trim())
 for (const name of requested) {
-  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat', 'prompt-sat', TRACING_SCENARIO].includes(name)) throw new Error(`unknown scenario '${name}'`)
+  if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat', 'prompt-sat', FEATURE_SCENARIO].includes(name)) throw new Error(`unknown scenario '${name}'`)
 }
-// The tracing scenario has targets of its own (tracing-scenario.ts); the others share the report's.
-const tracingScenario = requested.includes(TRACING_SCENARIO)
-const scenarios = requested.filter((name) => name !== TRACING_SCENARIO) as ScenarioName[]
+// The feature scenario has processes and targets of its own (feature-scenario.ts); the others share the report's.
+const featureScenario = requested.includes(FEATURE_SCENARIO)
+const scenarios = requested.filter((name) => name !== FEATURE_SCENARIO) as ScenarioName[]
 
 /** A 0.26 KB chat body like the baseline's: a system and a user message. */
 /** The saved config of the bench gateway that caches answers (gateway-process.ts). */
@@ -228,7 +228,7 @@ async function main(): Promise<void> {
     : 'unpinned: taskset missing, fewer than 2 CPUs, or --no-pin; every process floats over all cores'
   console.log(`Gatehouse loopback benchmark — node ${process.version}, ${cpus().length} × ${cpuModel()}, load avg ${loadavg().map((value) => value.toFixed(2)).join(' ')}`)
   console.log(`layout ${layout}`)
-  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${tracingScenario ? `; ${TRACING_SCENARIO} × Gatehouse untraced, sampled 0 % and 100 %` : ''}`)
+  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${featureScenario ? `; ${FEATURE_SCENARIO} × bare proxy and fresh Gatehouse processes: floor, metering, three Redis limits, two guardrails, tracing sampled 0 % and 100 %` : ''}`)
 
   const targets = await startServers()
   const loader = new Loader()
@@ -237,18 +237,15 @@ async function main(): Promise<void> {
     pin(loader.child.pid!, LOADER_CORE)
     for (const server of Object.values(targets.servers)) pin(server.pid, SERVER_CORE)
   }
-  const traced = tracingScenario ? await startTracedGateways(ROOT, targets.upstreamBaseUrl) : null
-  if (pinned && traced) for (const server of traced.servers) pin(server.pid, SERVER_CORE)
+  const featured = featureScenario ? await startFeatureGateways(ROOT, targets.upstreamBaseUrl, { origin: targets.origins.bare, pid: targets.servers.bare.pid }) : null
+  if (pinned && featured) for (const server of featured.servers) pin(server.pid, SERVER_CORE)
   const sizes = await smokeCheck(targets)
   const coldMemory = Object.fromEntries(Object.entries(targets.servers).map(([name, server]) => [name, readProcessMemory(server.pid)]))
   console.log(`answers: ${sizes.direct.jsonBytes} B JSON, ${sizes.direct.streamBytes} B stream (22 SSE events); all three targets answered the smoke requests`)
 
   const runs: ScenarioRun[] = []
-  const tracingRuns: TracingRun[] = []
+  const featureRuns: FeatureRun[] = []
   const simulatorWatch: WatchedProcess = { name: 'simulator', pid: targets.servers.simulator.pid }
-  const tracingVariants: TracingVariant[] = traced
-    ? [{ name: 'floor (no tracing)', origin: targets.origins.gatehouse, workspaceKey: targets.headers.authorization!.slice('Bearer '.length), provider: targets.headers['x-gateway-provider']!.slice(1), pid: targets.servers.gatehouse.pid }, ...traced.variants]
-    : []
   // Repetitions interleave everything, so a burst of foreign load hits every target alike.
   for (let rep = 1; rep <= reps; rep++) {
     for (const scenario of scenarios) {
@@ -266,16 +263,17 @@ async function main(): Promise<void> {
         console.log(progressLine(rep, scenario, target, result))
       }
     }
-    for (const variant of tracingVariants) {
-      const headers = { ...targets.headers, authorization: `Bearer ${variant.workspaceKey}`, 'x-gateway-provider': `@${variant.provider}` }
+    for (const variant of featured?.variants ?? []) {
+      const headers = { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }
       const request: TargetRequest = { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }
-      const result = await loader.run(jobFor('sat', request, [simulatorWatch, { name: 'gateway', pid: variant.pid }]))
-      tracingRuns.push({ variant: variant.name, rep, result })
+      const result = await loader.run(jobFor('sat', request, [simulatorWatch, { name: 'server', pid: variant.pid }]))
+      featureRuns.push({ variant: variant.name, rep, result })
       const failed = result.errors + result.non2xx + result.incomplete
-      console.log(`  #${rep} ${TRACING_SCENARIO.padEnd(10)} ${variant.name.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
+      console.log(`  #${rep} ${FEATURE_SCENARIO.padEnd(10)} ${variant.name.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
     }
   }
-  const tracing = tracingRuns.length > 0 ? summariseTracing(tracingRuns) : null
+  await featured?.cleanUp()
+  const features = featureRuns.length > 0 ? summariseFeatures(featureRuns) : null
 
   const aggregates = aggregateAll(runs, scenarios)
   const checks = checkTargets(aggregates)
@@ -283,7 +281,7 @@ async function main(): Promise<void> {
   for (const scenario of scenarios) console.log(formatScenario(aggregates, scenario) + '\n')
   console.log(`cold RSS (after start + smoke requests): bare ${mbText(coldMemory.bare?.rssKb)} MB, Gatehouse ${mbText(coldMemory.gatehouse?.rssKb)} MB, simulator ${mbText(coldMemory.simulator?.rssKb)} MB`)
   console.log(formatChecks(checks))
-  if (tracing) console.log(`\n${formatTracing(tracing)}`)
+  if (features) console.log(`\n${formatFeatures(features, featured?.skipped ?? [])}`)
 
   await stopAll()
   let profile: { file: string; summary: ReturnType<typeof hotSpots> } | null = null
@@ -318,7 +316,7 @@ async function main(): Promise<void> {
     aggregates,
     targets: checks,
     runs,
-    tracing: tracing === null ? null : { summary: tracing, runs: tracingRuns },
+    features: features === null ? null : { summary: features, runs: featureRuns, skipped: featured?.skipped ?? [] },
     profile,
   }
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-')

@@ -3,7 +3,7 @@
  * through the trace stage and one traced upstream attempt (with `traceparent` written into the
  * outgoing headers, as the transport does), first with tracing off (the floor: no stage, no SDK),
  * then with the SDK sampling 0 % and 100 %, exporting OTLP http/protobuf to a loopback sink in this
- * process (its CPU counted too). Steadier than the `trace-sat` scenario of run.ts on a busy machine,
+ * process (its CPU counted too). Steadier than the `feature-sat` scenario of run.ts on a busy machine,
  * which measures the same thing end to end.
  *
  *   node test/bench/trace-cpu.ts [--rounds 50000]
@@ -19,7 +19,7 @@ import { traceStage } from '../../gateway/src/pipeline/stages/trace.ts'
 import { RuntimeHolder } from '../../gateway/src/runtime/holder.ts'
 import { SNAPSHOT_SCHEMA_VERSION } from '../../gateway/src/snapshot/schema.ts'
 import { startTracing } from '../../gateway/src/telemetry/tracing.ts'
-import { TRACING_TARGETS_US } from './tracing-scenario.ts'
+import { FEATURE_TARGETS } from './feature-scenario.ts'
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '50000' } } })
 const rounds = Number(values.rounds)
@@ -83,7 +83,7 @@ process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(sink.address() as
 process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/protobuf'
 process.env.OTEL_TRACES_SAMPLER = 'parentbased_traceidratio'
 const added: Record<string, number> = {}
-for (const [ratio, name] of [['0', 'sampled 0 %'], ['1', 'sampled 100 %']] as const) {
+for (const [ratio, name] of [['0', 'tracing 0 %'], ['1', 'tracing 100 %']] as const) {
   process.env.OTEL_TRACES_SAMPLER_ARG = ratio
   const tracing = await startTracing({ serviceName: 'gatehouse-bench' })
   const us = await measure(`tracing on, ${name}`, [traceStage()])
@@ -92,7 +92,7 @@ for (const [ratio, name] of [['0', 'sampled 0 %'], ['1', 'sampled 100 %']] as co
 }
 sink.close()
 for (const [name, us] of Object.entries(added)) {
-  const target = TRACING_TARGETS_US[name as keyof typeof TRACING_TARGETS_US]
+  const target = FEATURE_TARGETS[name as 'tracing 0 %' | 'tracing 100 %'].addedUs!
   console.log(`${name}: adds ${us.toFixed(2)} µs CPU/request (target < ${target} µs: ${us < target ? 'PASS' : 'FAIL'})`)
 }
 console.log(`exported ${(exportedBytes / 1024).toFixed(0)} KiB of spans to the loopback sink`)

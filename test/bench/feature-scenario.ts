@@ -1,0 +1,209 @@
+/**
+ * The `feature-sat` scenario of `make bench`: what each request-path feature costs, end to end.
+ * Fresh Gatehouse processes start together, alike but for one feature each:
+ *   - the floor: the plain bench gateway (no feature below);
+ *   - metering: a usage record per request, shipped over HTTP to a loopback ingest sink;
+ *   - three limits counted in Redis (a request rate, a token rate, a grouped token budget);
+ *   - two inline guardrail checks (one on the request, one on the answer);
+ *   - tracing with the SDK sampling 0 % and 100 %, exporting OTLP http/protobuf to the sink.
+ * Each, and the run's bare Node proxy, gets the `sat` load (non-streaming, closed loop) in turn,
+ * every repetition. Reported per feature: the gateway's CPU per request added over the floor of the
+ * same repetition, and its throughput as a share of the bare proxy's in the same repetition.
+ *
+ * The floor is a fresh process, not the run's main Gatehouse: that one has served every other
+ * scenario first (a warmer JIT, a grown heap, filled caches), and a difference measured against a
+ * process with another history is partly the history's.
+ */
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import { dropPrefix, redisReachable } from '../helpers/redis.ts'
+import type { LoadResult } from './load.ts'
+import { startNode, type Started } from './processes.ts'
+
+export const FEATURE_SCENARIO = 'feature-sat'
+
+export type FeatureVariantName = 'bare Node proxy' | 'Gatehouse floor' | 'metering' | 'three limits (Redis)' | 'two guardrails' | 'tracing 0 %' | 'tracing 100 %'
+
+interface VariantTargets {
+  /** Most CPU µs per request the feature may add over the floor. */
+  addedUs?: number
+  /** Least throughput, as a share of the bare proxy's. */
+  throughputShareOfProxy?: number
+  /** The issue that sets the targets. */
+  issue?: number
+}
+
+/** Targets of the open issues: #12 metering, #14 limits, #15 guardrails, #13 tracing. */
+export const FEATURE_TARGETS: Record<FeatureVariantName, VariantTargets> = {
+  'bare Node proxy': {},
+  'Gatehouse floor': {},
+  metering: { addedUs: 15, throughputShareOfProxy: 0.75, issue: 12 },
+  'three limits (Redis)': { throughputShareOfProxy: 0.7, issue: 14 },
+  'two guardrails': { throughputShareOfProxy: 0.7, issue: 15 },
+  'tracing 0 %': { addedUs: 20, issue: 13 },
+  'tracing 100 %': { addedUs: 60, issue: 13 },
+}
+
+export interface FeatureVariant {
+  name: FeatureVariantName
+  origin: string
+  /** Headers that differ per process (each gateway has its own workspace key). */
+  headers: Record<string, string>
+  pid: number
+}
+
+interface GatewayReady {
+  url: string
+  workspaceKey: string
+  provider: string
+}
+
+/** The environment of a process that must not trace: no OTEL_* from the caller's shell. */
+export function withoutOtel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')))
+}
+
+const BENCH_REDIS_URL = process.env.GATEHOUSE_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+export interface FeatureGateways {
+  variants: FeatureVariant[]
+  servers: Started<unknown>[]
+  /** Variants left out, with why (no Redis here). */
+  skipped: string[]
+  /** Removes what the run left in Redis. */
+  cleanUp(): Promise<void>
+}
+
+export async function startFeatureGateways(root: string, upstreamBaseUrl: string, bare: { origin: string; pid: number }): Promise<FeatureGateways> {
+  const sink = await startNode<{ url: string }>('loopback-sink', [join(root, 'test/bench/loopback-sink.ts')])
+  const plain = withoutOtel(process.env)
+  const traced = (ratio: '0' | '1'): NodeJS.ProcessEnv => ({
+    ...plain,
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.ready.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: ratio,
+    OTEL_SERVICE_NAME: 'gatehouse-bench',
+  })
+  const limitsPrefix = `bench-${randomBytes(4).toString('hex')}:`
+  const withRedis = await redisReachable(BENCH_REDIS_URL)
+  const skipped = withRedis ? [] : [`three limits (Redis): no Redis at ${BENCH_REDIS_URL} (GATEHOUSE_BENCH_REDIS_URL)`]
+  const plans: Array<{ name: FeatureVariantName; features: string; env: NodeJS.ProcessEnv }> = [
+    { name: 'Gatehouse floor', features: '', env: plain },
+    { name: 'metering', features: 'metering', env: { ...plain, GATEHOUSE_USAGE_SINK_URL: sink.ready.url } },
+    ...(withRedis ? [{ name: 'three limits (Redis)' as const, features: 'limits', env: { ...plain, GATEHOUSE_REDIS_URL: BENCH_REDIS_URL, GATEHOUSE_LIMITS_KEY_PREFIX: limitsPrefix } }] : []),
+    { name: 'two guardrails', features: 'guardrails', env: plain },
+    { name: 'tracing 0 %', features: '', env: traced('0') },
+    { name: 'tracing 100 %', features: '', env: traced('1') },
+  ]
+  // Loading the tracing SDK takes seconds more than a plain start on a busy machine.
+  const started = await Promise.all(plans.map((plan) =>
+    startNode<GatewayReady>(`gatehouse ${plan.name}`, [join(root, 'test/bench/gateway-process.ts'), '--upstream', upstreamBaseUrl, '--features', plan.features], { timeoutMs: 120_000, env: plan.env }),
+  ))
+  const variants: FeatureVariant[] = [
+    { name: 'bare Node proxy', origin: bare.origin, headers: {}, pid: bare.pid },
+    ...plans.map((plan, index) => {
+      const gateway = started[index]!
+      return { name: plan.name, origin: gateway.ready.url, headers: { authorization: `Bearer ${gateway.ready.workspaceKey}`, 'x-gateway-provider': `@${gateway.ready.provider}` }, pid: gateway.pid }
+    }),
+  ]
+  return {
+    variants,
+    servers: [sink, ...started],
+    skipped,
+    async cleanUp() {
+      if (!withRedis) return
+      const redis = new Redis(BENCH_REDIS_URL)
+      try {
+        await dropPrefix(redis, limitsPrefix)
+      } finally {
+        redis.disconnect()
+      }
+    },
+  }
+}
+
+/** The budget limit groups by this metadata value; every variant gets the same header. */
+export const FEATURE_METADATA_HEADER = { 'x-gateway-metadata': JSON.stringify({ team: 'bench' }) }
+
+export interface FeatureRun {
+  variant: FeatureVariantName
+  rep: number
+  result: LoadResult
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+/** CPU µs per request of the measured server process (watched as `server`). */
+function cpuUs(run: FeatureRun): number | null {
+  return run.result.processes.find((process) => process.name === 'server')?.cpuUsPerRequest ?? null
+}
+
+export interface FeatureSummary {
+  variant: FeatureVariantName
+  cpuUsPerRequest: number | null
+  requestsPerS: number | null
+  /** Median over repetitions of (variant − the floor of the same repetition). */
+  addedUsPerRequest: number | null
+  /** Median over repetitions of (variant req/s ÷ the bare proxy's of the same repetition). */
+  shareOfProxy: number | null
+  targets: VariantTargets
+  /** Null when the variant has no target or was not measured. */
+  met: boolean | null
+}
+
+function perRep(runs: FeatureRun[], variant: FeatureVariantName, reference: FeatureVariantName, value: (own: FeatureRun, other: FeatureRun) => number | null): number | null {
+  return median(runs.filter((run) => run.variant === variant).flatMap((run) => {
+    const other = runs.find((candidate) => candidate.rep === run.rep && candidate.variant === reference)
+    const computed = other ? value(run, other) : null
+    return computed === null ? [] : [computed]
+  }))
+}
+
+export function summariseFeatures(runs: FeatureRun[]): FeatureSummary[] {
+  const names = [...new Set(runs.map((run) => run.variant))]
+  return names.map((variant) => {
+    const mine = runs.filter((run) => run.variant === variant)
+    const targets = FEATURE_TARGETS[variant]
+    const addedUs = variant === 'bare Node proxy' || variant === 'Gatehouse floor'
+      ? null
+      : perRep(runs, variant, 'Gatehouse floor', (own, floor) => {
+        const ownUs = cpuUs(own)
+        const floorUs = cpuUs(floor)
+        return ownUs === null || floorUs === null ? null : ownUs - floorUs
+      })
+    const share = variant === 'bare Node proxy' ? null : perRep(runs, variant, 'bare Node proxy', (own, bare) => (bare.result.requestsPerS > 0 ? own.result.requestsPerS / bare.result.requestsPerS : null))
+    const verdicts: boolean[] = []
+    if (targets.addedUs !== undefined && addedUs !== null) verdicts.push(addedUs < targets.addedUs)
+    if (targets.throughputShareOfProxy !== undefined && share !== null) verdicts.push(share >= targets.throughputShareOfProxy)
+    return {
+      variant,
+      cpuUsPerRequest: median(mine.flatMap((run) => cpuUs(run) ?? [])),
+      requestsPerS: median(mine.map((run) => run.result.requestsPerS)),
+      addedUsPerRequest: addedUs,
+      shareOfProxy: share,
+      targets,
+      met: verdicts.length === 0 ? null : verdicts.every(Boolean),
+    }
+  })
+}
+
+export function formatFeatures(summaries: FeatureSummary[], skipped: string[]): string {
+  const lines = ['features (feature-sat: non-streaming, closed loop; each feature alone in a fresh Gatehouse process; CPU of the server process per request; medians over repetitions)']
+  for (const summary of summaries) {
+    const cpu = summary.cpuUsPerRequest === null ? '—' : `${summary.cpuUsPerRequest.toFixed(1)} µs`
+    const parts = [`${cpu.padStart(9)}/request`, `${summary.requestsPerS?.toFixed(0) ?? '—'} req/s`]
+    if (summary.shareOfProxy !== null) parts.push(`${(100 * summary.shareOfProxy).toFixed(0)} % of the proxy${summary.targets.throughputShareOfProxy !== undefined ? ` (target ≥ ${100 * summary.targets.throughputShareOfProxy} %)` : ''}`)
+    if (summary.addedUsPerRequest !== null) parts.push(`adds ${summary.addedUsPerRequest.toFixed(1)} µs${summary.targets.addedUs !== undefined ? ` (target < ${summary.targets.addedUs} µs)` : ''}`)
+    const verdict = summary.met === null ? '' : summary.met ? `  PASS (#${summary.targets.issue})` : `  FAIL (#${summary.targets.issue})`
+    lines.push(`  ${summary.variant.padEnd(22)} ${parts.join(', ')}${verdict}`)
+  }
+  for (const reason of skipped) lines.push(`  skipped: ${reason}`)
+  return lines.join('\n')
+}
