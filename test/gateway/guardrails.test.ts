@@ -195,6 +195,43 @@ describe('output guardrails on streams', () => {
   })
 })
 
+describe('output guardrails on JSON answers and async guardrails, per route', () => {
+  it('deny: the answer of chat, completions and messages is replaced by a 446 after the provider answered', async () => {
+    attach([GUARDS.noCharlie({ mode: 'none', windowChars: 256 })], [{ workspaceId: null, input: [], output: ['no-charlie'] }])
+    const chat = await apiError(openai.chat.completions.create(ask('hello')))
+    expect(chat.status).toBe(446)
+    expect(chat.error).toMatchObject({ code: 'guardrail_blocked' })
+    expect((await apiError(openai.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'hello' }))).status).toBe(446)
+    expect((await apiError(anthropic.messages.create(askClaude('hello')))).status).toBe(446)
+    // Judged on the answer: the providers were called.
+    expect(simulator.requests).toHaveLength(2)
+    expect(claude.requests).toHaveLength(1)
+  })
+
+  it('async: completions, messages and streams are served unchanged, with no verdict in the answer', async () => {
+    attach([GUARDS.audit], [{ workspaceId: null, input: ['audit'], output: ['audit'] }])
+    const completion = await openai.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'alpha' }).withResponse()
+    expect(completion.response.status).toBe(200)
+    expect((completion.data as unknown as { hook_results?: unknown }).hook_results).toBeUndefined()
+    const message = await anthropic.messages.create(askClaude('alpha')).withResponse()
+    expect(message.response.status).toBe(200)
+    expect((message.data as unknown as { hook_results?: unknown }).hook_results).toBeUndefined()
+    const { data: stream, response } = await openai.chat.completions.create({ ...ask('alpha'), stream: true }).withResponse()
+    expect(response.status).toBe(200)
+    let text = ''
+    let verdictChunks = 0
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? ''
+      if ('hook_results' in chunk) verdictChunks++
+    }
+    expect(text).toContain('alpha')
+    expect(verdictChunks).toBe(0)
+    const events: Array<{ type: string }> = []
+    for await (const event of await anthropic.messages.create({ ...askClaude('alpha'), stream: true })) events.push(event as { type: string })
+    expect(events.at(-1)?.type).toBe('message_stop')
+  })
+})
+
 describe('attachments', () => {
   it('async guardrails never block: the answer is served unchanged', async () => {
     attach([GUARDS.audit], [{ workspaceId: null, input: [], output: ['audit'] }])

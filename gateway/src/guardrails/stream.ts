@@ -55,6 +55,8 @@ export function hookResultsEvent(format: 'openai' | 'anthropic', first: unknown,
 
 /** The last chunks of a passed stream with its verdicts: a `hook_results` event after them, or on a Responses stream's terminal event. */
 export function withVerdicts(format: GuardedStreamFormat, tail: readonly unknown[], first: unknown, results: readonly HookResult[]): unknown[] {
+  // Only async verdicts so far (they are never shown): nothing to attach, as on JSON answers.
+  if (!results.some((result) => !result.async)) return [...tail]
   if (format === 'responses') return tail.map((chunk) => withResponseVerdicts(chunk, results))
   return [...tail, hookResultsEvent(format, first, results)]
 }
