@@ -4,6 +4,9 @@
  * completions, messages and their streams; a deny mid-stream surfaces as an SDK error and held-back
  * text never arrives; guardrails attached by the organisation, the workspace and a config (under
  * API-key authentication; JWT principals take the same workspace path).
+ *
+ * Breaks tried: the after stage not judging JSON answers fails "deny: the answer of chat,
+ * completions and messages"; a window that holds nothing fails the completions window test.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
@@ -177,6 +180,19 @@ describe('output guardrails on streams', () => {
     })().then(() => null, (e: unknown) => e)
     expect(error).toBeInstanceOf(Anthropic.APIError)
     expect(texts).toEqual([])
+  })
+
+  it('window: a completions stream denied mid-way throws in the OpenAI SDK; the held window never arrives', async () => {
+    attach([GUARDS.noCharlie({ mode: 'window', windowChars: 10 })], [{ workspaceId: null, input: [], output: ['no-charlie'] }])
+    let text = ''
+    const stream = await openai.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'hello', stream: true }, { headers: { 'x-gateway-provider': '@slow' } })
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.text ?? ''
+    })().then(() => null, (e: unknown) => e)
+    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toMatchObject({ code: 'guardrail_blocked' })
+    // "Echo: hello alpha bravo" had arrived before the deny; its last 10 characters were held and stay unsent.
+    expect(text).toBe('Echo: hello')
   })
 
   it('window: passes a clean answer whole, in order', async () => {
