@@ -126,6 +126,24 @@ describe('output guardrails on streamed responses', () => {
     expect((await lastRecord()).annotations).toMatchObject({ guardrailStream: { holdBack: 'none', sentChars: 31, withheldChars: 0 } })
   })
 
+  it('the error event is the Responses API\'s own (type, code, message) with the OpenAI envelope and the verdicts', async () => {
+    attach([noCharlie({ mode: 'none', windowChars: 256 })], output('no-charlie'))
+    const response = await fetch(`${gateway.baseUrl}/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.workspaceKey}`, 'x-gateway-provider': '@slow', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', input: 'hello', stream: true }),
+    })
+    const last = (await response.text()).trim().split('\n\n').at(-1)!
+    expect(last.split('\n')[0]).toBe('event: error')
+    expect(JSON.parse(last.split('\n')[1]!.slice('data: '.length))).toMatchObject({
+      type: 'error',
+      code: 'guardrail_blocked',
+      message: expect.stringMatching(/blocked by guardrail no-charlie/),
+      error: { code: 'guardrail_blocked', type: 'guardrail_error' },
+      hook_results: { after_request_hooks: [{ id: 'no-charlie', verdict: false, deny: true }] },
+    })
+  })
+
   it('responses.stream() surfaces the same deny as an APIError', async () => {
     attach([noCharlie({ mode: 'none', windowChars: 256 })], output('no-charlie'))
     const error = await openai.responses.stream({ model: 'gpt-4o-mini', input: 'hello' }).finalResponse().then(() => null, (e: unknown) => e)
