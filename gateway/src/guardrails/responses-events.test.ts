@@ -96,6 +96,12 @@ describe('Responses API streams under output guardrails', () => {
     expect(text).toBe('')
   })
 
+  it('an event that is not JSON ends the stream as the provider\'s malformed answer', async () => {
+    const { run } = guard(guardrail({ mode: 'none', windowChars: 256 }, ['drop table']))
+    const { error } = await collect(run([...functionCallEvents(['{}']).slice(0, 2), 'event: response.output_text.delta\ndata: {not json\n\n']))
+    expect(error).toMatchObject({ code: 'upstream_malformed_response' })
+  })
+
   it('knows the terminal events', () => {
     for (const type of ['response.completed', 'response.incomplete', 'response.failed']) expect(isTerminalResponseEvent({ event: type, data: { type } })).toBe(true)
     expect(isTerminalResponseEvent({ event: 'response.output_text.delta', data: { type: 'response.output_text.delta' } })).toBe(false)

@@ -12,7 +12,8 @@
  * marked complete.
  */
 import type { HookResult } from '../core/exchange-types.ts'
-import type { UpstreamEvent } from '../providers/adapter.ts'
+import { GatewayError } from '../core/errors.ts'
+import { MalformedResponseError, type UpstreamEvent } from '../providers/adapter.ts'
 import { decodeSseBatches } from '../upstream/framing/sse.ts'
 import { hookResultsView } from './blocked.ts'
 
@@ -40,8 +41,14 @@ export function withResponseVerdicts(chunk: unknown, results: readonly HookResul
 }
 
 /** The provider's event stream as batches of parsed events (one batch per network read). */
-export function decodeResponseEvents(bytes: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent[]> {
-  return decodeSseBatches(bytes)
+export async function* decodeResponseEvents(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent[]> {
+  try {
+    yield* decodeSseBatches(bytes)
+  } catch (error) {
+    // An event that is not JSON (or too large) is the provider's fault, not a network failure.
+    if (error instanceof MalformedResponseError) throw new GatewayError('upstream_malformed_response', 'The provider sent a response event Gatehouse could not read, so its guardrails cannot judge it', { cause: error })
+    throw error
+  }
 }
 
 const encoder = new TextEncoder()
