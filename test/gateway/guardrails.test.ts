@@ -4,6 +4,9 @@
  * completions, messages and their streams; a deny mid-stream surfaces as an SDK error and held-back
  * text never arrives; guardrails attached by the organisation, the workspace and a config (under
  * API-key authentication; JWT principals take the same workspace path).
+ *
+ * Breaks tried: the after stage not judging JSON answers fails "deny: the answer of chat,
+ * completions and messages"; a window that holds nothing fails the completions window test.
  */
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
@@ -179,6 +182,19 @@ describe('output guardrails on streams', () => {
     expect(texts).toEqual([])
   })
 
+  it('window: a completions stream denied mid-way throws in the OpenAI SDK; the held window never arrives', async () => {
+    attach([GUARDS.noCharlie({ mode: 'window', windowChars: 10 })], [{ workspaceId: null, input: [], output: ['no-charlie'] }])
+    let text = ''
+    const stream = await openai.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'hello', stream: true }, { headers: { 'x-gateway-provider': '@slow' } })
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.text ?? ''
+    })().then(() => null, (e: unknown) => e)
+    expect(error).toBeInstanceOf(OpenAI.APIError)
+    expect(error).toMatchObject({ code: 'guardrail_blocked' })
+    // "Echo: hello alpha bravo" had arrived before the deny; its last 10 characters were held and stay unsent.
+    expect(text).toBe('Echo: hello')
+  })
+
   it('window: passes a clean answer whole, in order', async () => {
     attach([GUARDS.noCharlie({ mode: 'window', windowChars: 8 })], [{ workspaceId: null, input: [], output: ['no-charlie'] }])
     const { data, response } = await openai.chat.completions.create({ ...ask('hello'), stream: true, max_tokens: 2 }).withResponse()
@@ -192,6 +208,43 @@ describe('output guardrails on streams', () => {
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
     expect(metrics).toMatch(/gatehouse_guardrail_stream_held_chars_count\{mode="all"\} [1-9]/)
     expect(metrics).toMatch(/gatehouse_guardrail_stream_added_ttft_seconds_count\{mode="window"\} [1-9]/)
+  })
+})
+
+describe('output guardrails on JSON answers and async guardrails, per route', () => {
+  it('deny: the answer of chat, completions and messages is replaced by a 446 after the provider answered', async () => {
+    attach([GUARDS.noCharlie({ mode: 'none', windowChars: 256 })], [{ workspaceId: null, input: [], output: ['no-charlie'] }])
+    const chat = await apiError(openai.chat.completions.create(ask('hello')))
+    expect(chat.status).toBe(446)
+    expect(chat.error).toMatchObject({ code: 'guardrail_blocked' })
+    expect((await apiError(openai.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'hello' }))).status).toBe(446)
+    expect((await apiError(anthropic.messages.create(askClaude('hello')))).status).toBe(446)
+    // Judged on the answer: the providers were called.
+    expect(simulator.requests).toHaveLength(2)
+    expect(claude.requests).toHaveLength(1)
+  })
+
+  it('async: completions, messages and streams are served unchanged, with no verdict in the answer', async () => {
+    attach([GUARDS.audit], [{ workspaceId: null, input: ['audit'], output: ['audit'] }])
+    const completion = await openai.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'alpha' }).withResponse()
+    expect(completion.response.status).toBe(200)
+    expect((completion.data as unknown as { hook_results?: unknown }).hook_results).toBeUndefined()
+    const message = await anthropic.messages.create(askClaude('alpha')).withResponse()
+    expect(message.response.status).toBe(200)
+    expect((message.data as unknown as { hook_results?: unknown }).hook_results).toBeUndefined()
+    const { data: stream, response } = await openai.chat.completions.create({ ...ask('alpha'), stream: true }).withResponse()
+    expect(response.status).toBe(200)
+    let text = ''
+    let verdictChunks = 0
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? ''
+      if ('hook_results' in chunk) verdictChunks++
+    }
+    expect(text).toContain('alpha')
+    expect(verdictChunks).toBe(0)
+    const events: Array<{ type: string }> = []
+    for await (const event of await anthropic.messages.create({ ...askClaude('alpha'), stream: true })) events.push(event as { type: string })
+    expect(events.at(-1)?.type).toBe('message_stop')
   })
 })
 

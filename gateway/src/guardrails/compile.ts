@@ -41,7 +41,7 @@ export interface Attached {
 export interface GuardrailRuntime {
   /** By id or slug, as a workspace sees it (its own and the organisation's). */
   find(reference: string, workspaceId: string | null): CompiledGuardrail | undefined
-  /** The organisation's defaults plus the workspace's, each guardrail once. */
+  /** The organisation's defaults (unless the workspace is exempted) plus the workspace's, each guardrail once. */
   defaults(workspaceId: string | null): Attached
   /** No guardrail at all: the stages step aside at the cost of one check. */
   readonly empty: boolean
@@ -152,18 +152,23 @@ export function compileGuardrails(
       return found ? [found] : []
     })
   let organization: Attached = NONE
+  let exempted: ReadonlySet<string> = new Set()
   const perWorkspace = new Map<string, Attached>()
   defaults.forEach((entry, index) => {
     const attached = { input: resolve(entry.input, entry.workspaceId, `guardrailDefaults.${index}.input`), output: resolve(entry.output, entry.workspaceId, `guardrailDefaults.${index}.output`) }
-    if (entry.workspaceId === null) organization = attached
-    else perWorkspace.set(entry.workspaceId, attached)
+    if (entry.workspaceId === null) {
+      organization = attached
+      exempted = new Set(entry.excludedWorkspaceIds ?? [])
+    } else perWorkspace.set(entry.workspaceId, attached)
   })
   const merged = new Map<string | null, Attached>()
   const defaultsFor = (workspaceId: string | null): Attached => {
     let attached = merged.get(workspaceId)
     if (!attached) {
       const own = workspaceId === null ? NONE : (perWorkspace.get(workspaceId) ?? NONE)
-      attached = { input: union(organization.input, own.input), output: union(organization.output, own.output) }
+      // An exempted workspace (organisation_exclusions) meets only its own defaults.
+      const fromOrganisation = workspaceId !== null && exempted.has(workspaceId) ? NONE : organization
+      attached = { input: union(fromOrganisation.input, own.input), output: union(fromOrganisation.output, own.output) }
       merged.set(workspaceId, attached)
     }
     return attached

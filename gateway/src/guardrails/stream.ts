@@ -9,15 +9,20 @@
  * - all: nothing goes out until every check passed.
  *
  * Held chunks are never released after a deny: the stream ends with an error event (thrown here,
- * written by the route's writer). The answer's verdicts follow as a last `hook_results` event.
+ * written by the route's writer). The answer's verdicts follow as a last `hook_results` event, or,
+ * in a Responses API stream, on its terminal event (held until the verdict; responses-events.ts).
  */
 import { chunkValue } from '../core/raw-json.ts'
 import type { HookResult } from '../core/exchange-types.ts'
 import { GuardrailBlockedError, hookResultsView, judge } from './blocked.ts'
 import type { CompiledGuardrail } from './compile.ts'
 import type { GuardrailMetrics } from './metrics.ts'
+import { isTerminalResponseEvent, withResponseVerdicts } from './responses-events.ts'
 import { runAll, runInline, type RunInput } from './run.ts'
 import { chunkText } from './text.ts'
+
+/** The stream formats guardrails read: OpenAI chunks, Anthropic events, the Responses API's named events. */
+export type GuardedStreamFormat = 'openai' | 'anthropic' | 'responses'
 
 export type HoldBack = CompiledGuardrail['holdBack']
 
@@ -48,6 +53,14 @@ export function hookResultsEvent(format: 'openai' | 'anthropic', first: unknown,
   return { id: head.id, object: head.object, created: head.created, model: head.model, choices: [], hook_results }
 }
 
+/** The last chunks of a passed stream with its verdicts: a `hook_results` event after them, or on a Responses stream's terminal event. */
+export function withVerdicts(format: GuardedStreamFormat, tail: readonly unknown[], first: unknown, results: readonly HookResult[]): unknown[] {
+  // Only async verdicts so far (they are never shown): nothing to attach, as on JSON answers.
+  if (!results.some((result) => !result.async)) return [...tail]
+  if (format === 'responses') return tail.map((chunk) => withResponseVerdicts(chunk, results))
+  return [...tail, hookResultsEvent(format, first, results)]
+}
+
 /** Where a guarded stream records its verdicts and what it sent (the exchange's facts). */
 export interface StreamFacts {
   readonly hookResults: HookResult[]
@@ -56,7 +69,7 @@ export interface StreamFacts {
 
 export interface StreamGuardOptions {
   readonly facts: StreamFacts
-  readonly format: 'openai' | 'anthropic'
+  readonly format: GuardedStreamFormat
   readonly guardrails: readonly CompiledGuardrail[]
   readonly input: Omit<RunInput, 'text'>
   readonly signal: AbortSignal
@@ -71,8 +84,11 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
   const now = options.now ?? (() => performance.now())
   const holdBack = strictestHoldBack(guardrails)
   const early = earlyChecks(guardrails)
+  // Known from the start (streams that are not read end with their verdicts from elsewhere), finished in `finally`.
+  facts.annotations.guardrailStream = { holdBack: holdBack.mode, sentChars: 0, withheldChars: 0 }
   return (async function* guarded() {
-    const held: Array<{ chunk: unknown; end: number }> = []
+    // `final`: released only once every check passed (a Responses stream's terminal event).
+    const held: Array<{ chunk: unknown; end: number; final: boolean }> = []
     let text = ''
     let sentChars = 0
     let maxHeld = 0
@@ -81,7 +97,7 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
     let first: unknown = undefined
     const release = (upTo: number): unknown[] => {
       const out: unknown[] = []
-      while (held.length > 0 && held[0]!.end <= upTo) {
+      while (held.length > 0 && held[0]!.end <= upTo && (!held[0]!.final || upTo === Infinity)) {
         const { chunk, end } = held.shift()!
         out.push(chunk)
         sentChars = end
@@ -104,7 +120,7 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
             text += added
             grew = true
           }
-          held.push({ chunk, end: text.length })
+          held.push({ chunk, end: text.length, final: format === 'responses' && isTerminalResponseEvent(chunk) })
         }
         if (grew && early.length > 0) {
           for (const guardrail of early) {
@@ -112,7 +128,7 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
             if (!run.result.verdict) deny([run.result])
           }
         }
-        const limit = holdBack.mode === 'none' ? Infinity : holdBack.mode === 'window' ? text.length - holdBack.windowChars : -1
+        const limit = holdBack.mode === 'none' ? text.length : holdBack.mode === 'window' ? text.length - holdBack.windowChars : -1
         const out = release(limit)
         maxHeld = Math.max(maxHeld, text.length - sentChars)
         if (out.length > 0) yield out
@@ -121,8 +137,7 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
       const results = runs.map((run) => run.result)
       if (judge(results).denied) deny(results)
       facts.hookResults.push(...results)
-      const tail = release(Infinity)
-      tail.push(hookResultsEvent(format, first, facts.hookResults))
+      const tail = withVerdicts(format, release(Infinity), first, facts.hookResults)
       options.onPassed?.(text)
       yield tail
     } finally {

@@ -1,7 +1,7 @@
 /**
  * The text guardrails judge. Before the request: the last user turn (chat and messages), the
  * prompt (completions), or the input (responses). After: the answer's text, tool-call arguments
- * included; for streams, the text each chunk adds (OpenAI chunks and Anthropic events).
+ * included; for streams, the text each chunk adds (OpenAI chunks, Anthropic and Responses API events).
  */
 import { chunkValue } from '../core/raw-json.ts'
 type Json = Record<string, unknown>
@@ -66,7 +66,7 @@ export function answerText(body: unknown): string {
   return ''
 }
 
-/** The text one stream chunk adds: OpenAI chat/completions deltas, Anthropic `{event, data}` deltas. */
+/** The text one stream chunk adds: OpenAI chat/completions deltas, Anthropic `{event, data}` deltas, Responses API deltas. */
 export function chunkText(received: unknown): string {
   // A relayed chunk is the provider's JSON text: parse it to read its deltas.
   const chunk = chunkValue(received)
@@ -89,6 +89,7 @@ export function chunkText(received: unknown): string {
     if (typeof delta.text === 'string') return delta.text
     if (typeof delta.partial_json === 'string') return delta.partial_json
   }
-  if (data.type === 'response.output_text.delta' && typeof data.delta === 'string') return data.delta
+  // Responses API events: answer text and function-call arguments.
+  if ((data.type === 'response.output_text.delta' || data.type === 'response.function_call_arguments.delta') && typeof data.delta === 'string') return data.delta
   return ''
 }

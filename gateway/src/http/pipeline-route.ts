@@ -13,7 +13,7 @@ import { toJsonText } from '../core/raw-json.ts'
 import type { RouteSpec } from '../pipeline/route-spec.ts'
 import { newFacts, type Answer, type Exchange, type Pipeline, type Terminal } from '../pipeline/stage.ts'
 import { transportError } from '../upstream/transport.ts'
-import { pipeSse, relaySseBytes, startSse, type PipeSseOptions } from './sse-writer.ts'
+import { pipeSse, relaySseBytes, responsesErrorData, startSse, type PipeSseOptions } from './sse-writer.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -83,7 +83,8 @@ async function writeAnswer(exchange: Exchange, answer: Answer, reply: FastifyRep
         facts.streamed = true
         reply.hijack()
         startSse(reply.raw, answer.status, { ...answer.headers, 'x-gateway-trace-id': exchange.context.trace.traceId, ...responseHeaders })
-        await relaySseBytes(reply.raw, answer.body, (error) => transportError(error, exchange.context.signal))
+        const errorData = exchange.operation.endpointType === 'responses' ? responsesErrorData : undefined
+        await relaySseBytes(reply.raw, answer.body, (error) => transportError(error, exchange.context.signal), errorData)
         return
       }
       // JSON and binary answers are piped as they arrive; fastify ends the reply if the provider cuts it.

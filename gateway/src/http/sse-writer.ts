@@ -117,14 +117,26 @@ function endsWithBlankLine(chunk: Buffer): boolean {
 }
 
 /**
+ * The Responses API's own error event (`type`, `code`, `message`, `param` at the top), with the
+ * OpenAI envelope beside it: the OpenAI SDK raises `error` as the APIError, and a client reading
+ * events by `type` sees an error event (a guardrail's `hook_results` included).
+ */
+export function responsesErrorData(error: GatewayError): unknown {
+  const body = error.toBody()
+  return { type: 'error', code: body.error.code, message: body.error.message, param: body.error.param, ...body }
+}
+
+/**
  * Relays an upstream event stream byte for byte (passthrough routes: Responses, Assistants runs),
  * event names included. A failure mid-way closes any half-written event and ends with a named
- * error event, the form those APIs use for in-band errors.
+ * error event, the form those APIs use for in-band errors (`errorData`: its body, the OpenAI
+ * envelope by default).
  */
 export async function relaySseBytes(
   response: ServerResponse,
   bytes: AsyncIterable<Uint8Array>,
   toError: (error: unknown) => GatewayError = toGatewayError,
+  errorData: (error: GatewayError) => unknown = (error) => error.toBody(),
 ): Promise<StreamWriteResult> {
   let endsCleanly = true
   try {
@@ -138,7 +150,7 @@ export async function relaySseBytes(
     return { completed: !response.destroyed, error: null }
   } catch (error) {
     if (!response.destroyed) {
-      const body = toError(error).toBody()
+      const body = errorData(toError(error))
       finish(response, `${endsCleanly ? '' : '\n\n'}event: error\ndata: ${JSON.stringify(body)}\n\n`)
     }
     return { completed: false, error }

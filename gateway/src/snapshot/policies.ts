@@ -40,6 +40,8 @@ export const snapshotGuardrailDefaults = z.object({
   /** Guardrail ids. */
   input: z.array(id).default([]),
   output: z.array(id).default([]),
+  /** On the organisation's entry: workspaces exempted from its guardrails (`organisation_exclusions`). */
+  excludedWorkspaceIds: z.array(id).optional(),
 })
 
 /**

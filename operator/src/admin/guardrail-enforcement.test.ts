@@ -74,6 +74,57 @@ describe('organisation guardrails', () => {
   })
 })
 
+describe('organisation guardrail exclusions', () => {
+  const exclusionRows = async (): Promise<string> => JSON.stringify(await h.db.query('SELECT organization_id, workspace_id FROM organisation_guardrail_exclusions ORDER BY workspace_id'))
+
+  it('lists and replaces the exempted workspaces (ids or slugs, once each), audited, and carries them in the snapshot', async () => {
+    const wsB = await h.workspace('Guard B')
+    expect((await h.call('GET', '/v1/organisation/guardrails/exclusions', adminKey)).json()).toMatchObject({ object: 'organisation-guardrail-exclusions', workspaces: [], total: 0 })
+    const put = await h.call('PUT', '/v1/organisation/guardrails/exclusions', adminKey, { workspaces: [wsB.slug, wsB.id] })
+    expect(put.statusCode, put.body).toBe(200)
+    expect(put.json()).toMatchObject({ workspaces: [{ id: wsB.id, slug: wsB.slug, name: 'Guard B' }], total: 1 })
+    expect((await h.call('GET', '/v1/admin/organisation/guardrails/exclusions', adminKey)).json().workspaces).toEqual([{ id: wsB.id, slug: wsB.slug, name: 'Guard B' }])
+    const audited = (await h.store.audit.list(h.orgId, {}, 0, 100)).data.filter((r) => r.action === 'organisation_exclusions.update')
+    expect(audited).toEqual([expect.objectContaining({ resourceType: 'organisation', responseStatusCode: 200, details: expect.objectContaining({ added: [wsB.id], removed: [] }) })])
+    // The snapshot's organisation entry names the exempted workspace; the gateway leaves the organisation's guardrails off its requests.
+    await h.call('PUT', '/v1/organisation/guardrails', adminKey, { input_guardrails: ['org-pii'] })
+    const snapshot = await compileSnapshot(h.store, { generation: 1 })
+    expect(snapshot.guardrailDefaults.find((entry) => entry.workspaceId === null)).toMatchObject({ excludedWorkspaceIds: [wsB.id] })
+    // Replacing with an empty list removes the exemption.
+    expect((await h.call('PUT', '/v1/organisation/guardrails/exclusions', adminKey, { workspaces: [] })).json().workspaces).toEqual([])
+    expect(await exclusionRows()).toBe('[]')
+    await h.call('PUT', '/v1/organisation/guardrails/exclusions', adminKey, { workspaces: [wsB.id] })
+  })
+
+  it('refuses bad input and credentials without the exclusion scopes, changing nothing', async () => {
+    const before = await exclusionRows()
+    expect(before).not.toBe('[]')
+    const cases: Array<[unknown, string]> = [
+      [{ workspaces: ['no-such-workspace'] }, 'workspaces[0]'],
+      [{ workspaces: [wsA, ''] }, 'workspaces[1]'],
+      [{ workspaces: wsA }, 'workspaces'],
+      [{}, 'workspaces'],
+      [{ workspaces: [], extra: true }, '(body)'],
+    ]
+    for (const [body, param] of cases) {
+      const response = await h.call('PUT', '/v1/organisation/guardrails/exclusions', adminKey, body as Record<string, unknown>)
+      expect(response.statusCode, JSON.stringify(body)).toBe(400)
+      expect(response.json().error).toMatchObject({ code: 'AB01', param })
+    }
+    // Organisation guardrail scopes alone do not reach exclusions; list and update are separate scopes.
+    const guardrailsOnly = await h.key('organisation/service', { name: 'org guardrails only', scopes: ['organisation_guardrails.read', 'organisation_guardrails.update', 'organisation_guardrails.list'] })
+    const listOnly = await h.key('organisation/service', { name: 'exclusions list only', scopes: ['organisation_exclusions.list'] })
+    expect((await h.call('GET', '/v1/organisation/guardrails/exclusions', guardrailsOnly)).statusCode).toBe(403)
+    expect((await h.call('PUT', '/v1/organisation/guardrails/exclusions', guardrailsOnly, { workspaces: [] })).statusCode).toBe(403)
+    expect((await h.call('GET', '/v1/organisation/guardrails/exclusions', listOnly)).statusCode).toBe(200)
+    expect((await h.call('PUT', '/v1/organisation/guardrails/exclusions', listOnly, { workspaces: [] })).statusCode).toBe(403)
+    expect((await h.call('PUT', '/v1/organisation/guardrails/exclusions', workspaceKey, { workspaces: [] })).statusCode).toBe(403)
+    expect((await h.call('GET', '/v1/organisation/guardrails/exclusions', workspaceKey)).statusCode).toBe(403)
+    expect(await exclusionRows()).toBe(before)
+    await h.call('PUT', '/v1/organisation/guardrails/exclusions', adminKey, { workspaces: [] })
+  })
+})
+
 describe('guardrails in the snapshot', () => {
   it('carries every active guardrail with hold-back, the organisation\'s and the workspaces\' defaults', async () => {
     const held = await create(workspaceKey, {
@@ -97,7 +148,7 @@ describe('guardrails in the snapshot', () => {
     const orgPii = snapshot.guardrails.find((g) => g.slug === 'org-pii')!
     expect(orgPii.holdBack).toEqual({ mode: 'none', windowChars: 256 })
     expect(snapshot.guardrailDefaults).toEqual(expect.arrayContaining([
-      { workspaceId: null, input: [orgPii.id], output: [] },
+      { workspaceId: null, input: [orgPii.id], output: [], excludedWorkspaceIds: [] },
       { workspaceId: wsA, input: [held.id, orgPii.id], output: [held.id] },
     ]))
     expect(problems).toEqual([expect.objectContaining({ message: expect.stringContaining("no active guardrail 'nope'") })])

@@ -2,10 +2,11 @@
  * Guardrails into the snapshot: each active guardrail with its checks and actions as stored, its
  * stream hold-back (admin `actions.hold_back`), and the default attachments: the organisation's
  * guardrails (ids) and each workspace's `defaults.input_guardrails` / `output_guardrails` (slugs
- * or ids, resolved as the workspace sees them). A default naming no guardrail the workspace can
- * use is left out and reported, never sent for the gateway to refuse.
+ * or ids, resolved as the workspace sees them), with the workspaces exempted from the
+ * organisation's guardrails. A default naming no guardrail the workspace can use is left out and
+ * reported, never sent for the gateway to refuse.
  */
-import type { GatewaySnapshotInput, SnapshotGuardrail, SnapshotGuardrailDefaults } from '@gatehouse/gateway/snapshot'
+import type { GatewaySnapshotInput, SnapshotGuardrail } from '@gatehouse/gateway/snapshot'
 import type { GuardrailRecord, OrganisationGuardrails, WorkspaceRecord } from '../store/index.ts'
 
 function holdBack(actions: Record<string, unknown>): SnapshotGuardrail['holdBack'] {
@@ -35,15 +36,22 @@ export function compileGuardrails(guardrails: readonly GuardrailRecord[]): NonNu
 export function compileGuardrailDefaults(
   guardrails: readonly GuardrailRecord[],
   organisation: OrganisationGuardrails,
+  excludedWorkspaceIds: readonly string[],
   workspaces: readonly WorkspaceRecord[],
   report: (path: string, message: string) => void,
-): SnapshotGuardrailDefaults[] {
+): NonNullable<GatewaySnapshotInput['guardrailDefaults']> {
   const known = new Set(guardrails.map((g) => g.id))
   const find = (reference: string, workspaceId: string | null): GuardrailRecord | undefined =>
     guardrails.find((g) => g.workspaceId === workspaceId && (g.id === reference || g.slug === reference)) ??
     guardrails.find((g) => g.workspaceId === null && (g.id === reference || g.slug === reference))
-  const entries: SnapshotGuardrailDefaults[] = []
-  const organisationEntry = { workspaceId: null, input: organisation.input.filter((id) => known.has(id)), output: organisation.output.filter((id) => known.has(id)) }
+  const entries: NonNullable<GatewaySnapshotInput['guardrailDefaults']> = []
+  const inSnapshot = new Set(workspaces.map((w) => w.id))
+  const organisationEntry = {
+    workspaceId: null,
+    input: organisation.input.filter((id) => known.has(id)),
+    output: organisation.output.filter((id) => known.has(id)),
+    excludedWorkspaceIds: excludedWorkspaceIds.filter((id) => inSnapshot.has(id)),
+  }
   if (organisationEntry.input.length + organisationEntry.output.length > 0) entries.push(organisationEntry)
   for (const workspace of workspaces) {
     const lists = { input: workspace.defaults.input_guardrails, output: workspace.defaults.output_guardrails }

@@ -244,7 +244,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
   const organization = await store.organizations.first()
   if (!organization) throw new Error('no organisation yet: run ensureOrganization first')
   const orgId = organization.id
-  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails, ratePolicies, usagePolicies, modelPrices] = await Promise.all([
+  const [allWorkspaces, allKeys, allProviders, configs, integrations, references, deployment, allGuardrails, organisationGuardrails, guardrailExclusions, ratePolicies, usagePolicies, modelPrices] = await Promise.all([
     store.workspaces.listAll(orgId),
     store.apiKeys.forSnapshot(orgId, now, RECENTLY_ENDED_MS),
     store.providers.list(orgId),
@@ -254,6 +254,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     options.deployment === undefined ? Promise.resolve(null) : store.deployments.get(orgId, options.deployment),
     store.guardrails.listActive(orgId),
     store.organisationGuardrails.get(orgId),
+    store.organisationGuardrails.exclusions(orgId),
     activePolicies(store, orgId, 'rate_limits'),
     activePolicies(store, orgId, 'usage_limits'),
     store.modelPrices.current(orgId),
@@ -313,7 +314,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     providers: compiledProviders,
     configs: activeConfigs.map((c) => ({ id: c.id, slug: c.slug, workspaceId: c.workspaceId, version: c.version, config: c.config })),
     guardrails: compileGuardrails(guardrails),
-    guardrailDefaults: compileGuardrailDefaults(guardrails, organisationGuardrails, workspaces, sources.report),
+    guardrailDefaults: compileGuardrailDefaults(guardrails, organisationGuardrails, guardrailExclusions, workspaces, sources.report),
     deployment: deployment
       ? { id: deployment.id, slug: deployment.slug, type: deployment.type, configId: deployment.configId !== null && activeConfigs.some((c) => c.id === deployment.configId) ? deployment.configId : null }
       : null,

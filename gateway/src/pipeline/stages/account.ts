@@ -241,7 +241,8 @@ function accountRelay(account: Account, exchange: Exchange, answer: Extract<Answ
       throw error
     } finally {
       account.draft.aborted = !completed && (failure === null || exchange.context.signal.aborted)
-      account.finish(answer.status, account.draft.aborted ? 'request_cancelled' : failure === null ? null : 'upstream_error', null, null, null)
+      // A failure mid-relay says what ended it (a guardrail's deny of a Responses stream, a cut upstream).
+      account.finish(answer.status, account.draft.aborted ? 'request_cancelled' : failure === null ? null : failure instanceof GatewayError ? failure.code : 'upstream_error', null, null, null)
     }
   }
   return { ...answer, body: counted() }

@@ -6,7 +6,8 @@
  *   446 before any provider is called. On the way back it attaches `hook_results` to JSON answers
  *   and turns 200 into 246 when a non-denying guardrail failed.
  * - after: the output guardrails judge the answer: a JSON answer as a whole (446 replaces it on a
- *   deny), a stream as it arrives (see guardrails/stream.ts).
+ *   deny), a stream as it arrives (see guardrails/stream.ts), a relayed Responses API stream
+ *   decoded into its events and guarded the same way (guardrails/responses-events.ts).
  *
  * Async guardrails (`actions.async`) run after the answer and are only logged. Both stages take
  * part only in textual operations (chat, completions, messages, responses); a snapshot without
@@ -16,14 +17,15 @@ import { judge, hookResultsView, GuardrailBlockedError } from '../../guardrails/
 import { compileGuardrails, union, type CompiledGuardrail, type GuardrailRuntime } from '../../guardrails/compile.ts'
 import type { GuardrailMetrics } from '../../guardrails/metrics.ts'
 import { runAll, type GuardrailRun, type RunInput } from '../../guardrails/run.ts'
-import { guardStream, hookResultsEvent } from '../../guardrails/stream.ts'
+import { decodeResponseEvents, encodeResponseEvents, verdictsOnTerminal } from '../../guardrails/responses-events.ts'
+import { guardStream, withVerdicts, type GuardedStreamFormat } from '../../guardrails/stream.ts'
 import { answerText, requestText } from '../../guardrails/text.ts'
 import { GatewayError } from '../../core/errors.ts'
 import { chunkValue } from '../../core/raw-json.ts'
 import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
 import type { RuntimeConfig } from '../../runtime/compile.ts'
 import { ssrfSafeDispatcher } from '../../upstream/ssrf.ts'
-import { observeStream, type Answer, type Exchange, type HookResult, type StageFactory } from '../stage.ts'
+import { observeStream, type Answer, type Exchange, type HookResult, type RelayAnswer, type StageFactory } from '../stage.ts'
 
 /** Guardrail references (ids or slugs) a config attaches, for the exchange's route. */
 export interface ConfigGuardrails {
@@ -84,12 +86,30 @@ function isJsonRelay(answer: { headers: Record<string, string> }): boolean {
   return /^application\/(?:[\w.+-]+\+)?json\b/i.test(type)
 }
 
+/** A relayed JSON answer read whole (a created response), parsed for its text and verdicts. */
+async function readJsonRelay(answer: RelayAnswer): Promise<{ bytes: Buffer; body: unknown }> {
+  const parts: Uint8Array[] = []
+  for await (const part of answer.body) parts.push(part)
+  const bytes = Buffer.concat(parts)
+  try {
+    return { bytes, body: JSON.parse(bytes.toString('utf8')) }
+  } catch {
+    throw new GatewayError('upstream_error', 'The provider\'s answer is not the JSON it declared, so its guardrails cannot judge it')
+  }
+}
+
+/** A relayed answer with these bytes as its body; a changed body drops the provider's length. */
+function relayBytes(answer: RelayAnswer, bytes: Buffer, changed: boolean): RelayAnswer {
+  const headers = changed ? Object.fromEntries(Object.entries(answer.headers).filter(([name]) => name.toLowerCase() !== 'content-length')) : answer.headers
+  return { ...answer, headers, body: (async function* () { yield bytes })() }
+}
+
 function split(guardrails: readonly CompiledGuardrail[]): { blocking: CompiledGuardrail[]; detached: CompiledGuardrail[] } {
   return { blocking: guardrails.filter((g) => !g.async), detached: guardrails.filter((g) => g.async) }
 }
 
 /** Attaches verdicts to a passed answer: `hook_results` on JSON bodies, 246 when one was flagged. */
-function attachResults(exchange: Exchange, answer: Answer): Answer {
+async function attachResults(exchange: Exchange, answer: Answer): Promise<Answer> {
   const shown = exchange.facts.hookResults.filter((result) => !result.async)
   if (shown.length === 0) return answer
   const { flagged } = judge(shown)
@@ -108,8 +128,20 @@ function attachResults(exchange: Exchange, answer: Answer): Answer {
         if (first === undefined) first = batch[0]
         return batch
       },
-      flush: () => (exchange.facts.annotations.guardrailStream === undefined ? [hookResultsEvent(exchange.operation.format, first, exchange.facts.hookResults)] : []),
+      flush: () => (exchange.facts.annotations.guardrailStream === undefined ? withVerdicts(exchange.operation.format, [], first, exchange.facts.hookResults) : []),
     })
+  } else if (answer.kind === 'relay' && answer.status >= 200 && answer.status <= 299) {
+    // A created response (the Responses API), relayed: its JSON or its event stream carries the verdicts too.
+    if (flagged && answer.status === 200) answer.status = 246
+    if (answer.eventStream) {
+      // Output guardrails that read the stream attach them themselves.
+      if (exchange.facts.annotations.guardrailStream !== undefined) return answer
+      return { ...answer, body: encodeResponseEvents(verdictsOnTerminal(decodeResponseEvents(answer.body), exchange.facts.hookResults)) }
+    }
+    if (!isJsonRelay(answer)) return answer
+    const { bytes, body } = await readJsonRelay(answer)
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return relayBytes(answer, bytes, false)
+    return relayBytes(answer, Buffer.from(JSON.stringify({ ...body, hook_results: hookResultsView(shown) })), true)
   }
   return answer
 }
@@ -170,33 +202,27 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
             return answer
           }
           if (answer.kind === 'relay' && !answer.eventStream && isJsonRelay(answer)) {
-            // A passthrough JSON answer (a created response): read it whole, judge its text, relay the same bytes.
-            const parts: Uint8Array[] = []
-            for await (const part of answer.body) parts.push(part)
-            const bytes = Buffer.concat(parts)
-            let body: unknown
-            try {
-              body = JSON.parse(bytes.toString('utf8'))
-            } catch {
-              throw new GatewayError('upstream_error', 'The provider\'s answer is not the JSON it declared, so its output guardrails cannot judge it')
-            }
+            // A passthrough JSON answer (a created response): read it whole and judge its text (the input stage attaches the verdicts).
+            const { bytes, body } = await readJsonRelay(answer)
             const input = { ...requestInput, text: answerText(body) }
             const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
             if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
             runDetached(exchange, detached, 'afterRequestHook', input, options)
-            return { ...answer, body: (async function* () { yield bytes })() }
+            return relayBytes(answer, bytes, false)
           }
-          if (answer.kind === 'stream') {
-            answer.batches = guardStream(answer.batches, {
+          const guard = (batches: AsyncIterable<readonly unknown[]>, format: GuardedStreamFormat) =>
+            guardStream(batches, {
               facts: exchange.facts,
-              format: exchange.operation.format,
+              format,
               guardrails: blocking,
               input: requestInput,
               signal: exchange.context.signal,
               ...(options.metrics ? { metrics: options.metrics } : {}),
               onPassed: (text) => runDetached(exchange, detached, 'afterRequestHook', { ...requestInput, text }, options),
             })
-          }
+          if (answer.kind === 'stream') answer.batches = guard(answer.batches, exchange.operation.format)
+          // A Responses API stream, relayed as the provider's events: decoded, guarded, written back event for event.
+          if (answer.kind === 'relay' && answer.eventStream) return { ...answer, body: encodeResponseEvents(guard(decodeResponseEvents(answer.body), 'responses')) }
           return answer
         },
       }

@@ -3,6 +3,10 @@
  * Organisation-level guardrails (no workspace) listed here run on every workspace's requests, as
  * input guardrails (before the request) or output guardrails (on the answer), together with the
  * workspace's defaults and the config's, each guardrail once. PUT replaces the lists given.
+ *
+ * Exemptions (the spec's `organisation_exclusions.{list,update}` scopes): GET/PUT
+ * /v1/organisation/guardrails/exclusions lists or replaces the workspaces whose requests never meet
+ * the organisation's guardrails (their own defaults and their configs' guardrails still run).
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
@@ -16,6 +20,7 @@ import { requireScope } from './resource-access.ts'
 
 const references = z.array(z.string().min(1).max(255)).max(50)
 const updateSchema = z.strictObject({ input_guardrails: references.optional(), output_guardrails: references.optional() })
+const exclusionsSchema = z.strictObject({ workspaces: z.array(z.string().min(1).max(255)).max(1000) })
 
 export function organisationGuardrailRoutes(app: FastifyInstance, ctx: AdminContext): void {
   async function view(principal: Principal): Promise<Record<string, unknown>> {
@@ -62,5 +67,41 @@ export function organisationGuardrailRoutes(app: FastifyInstance, ctx: AdminCont
     await ctx.store.transaction((tx) => tx.organisationGuardrails.set(principal.organizationId, next))
     audit(request, { action: 'organisation_guardrails.update', resourceType: 'organisation', resourceId: principal.organizationId, details: { input: next.input.length, output: next.output.length } })
     return view(principal)
+  })
+
+  async function exclusionsView(principal: Principal): Promise<Record<string, unknown>> {
+    const ids = await ctx.store.organisationGuardrails.exclusions(principal.organizationId)
+    const workspaces = await Promise.all(ids.map(async (id) => {
+      const workspace = await ctx.store.workspaces.get(principal.organizationId, id)
+      return workspace ? { id: workspace.id, slug: workspace.slug, name: workspace.name } : { id }
+    }))
+    return { object: 'organisation-guardrail-exclusions', workspaces, total: workspaces.length, enforcement: enforcementView('Guardrail') }
+  }
+
+  app.get('/exclusions', async (request) => {
+    const principal = principalOf(request)
+    requireScope(principal, 'organisation_exclusions.list', null, 'organisation guardrail exclusions')
+    return exclusionsView(principal)
+  })
+
+  app.put('/exclusions', async (request) => {
+    const principal = principalOf(request)
+    requireScope(principal, 'organisation_exclusions.update', null, 'organisation guardrail exclusions')
+    const body = parse(exclusionsSchema, request.body)
+    const ids: string[] = []
+    for (const [index, reference] of body.workspaces.entries()) {
+      const workspace = await ctx.store.workspaces.get(principal.organizationId, reference)
+      if (!workspace) throw invalid(`workspaces[${index}]`, `workspaces[${index}]: no workspace "${reference}"`)
+      if (!ids.includes(workspace.id)) ids.push(workspace.id)
+    }
+    const before = await ctx.store.organisationGuardrails.exclusions(principal.organizationId)
+    await ctx.store.transaction((tx) => tx.organisationGuardrails.setExclusions(principal.organizationId, ids))
+    audit(request, {
+      action: 'organisation_exclusions.update',
+      resourceType: 'organisation',
+      resourceId: principal.organizationId,
+      details: { added: ids.filter((id) => !before.includes(id)), removed: before.filter((id) => !ids.includes(id)) },
+    })
+    return exclusionsView(principal)
   })
 }

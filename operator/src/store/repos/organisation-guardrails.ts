@@ -1,4 +1,7 @@
-/** The organisation's guardrails: ordered input and output lists of guardrail ids. */
+/**
+ * The organisation's guardrails: ordered input and output lists of guardrail ids, and the
+ * workspaces exempted from them (`organisation_exclusions`).
+ */
 import type { SqlExecutor } from '../sql.ts'
 import type { ChangeSink } from './sink.ts'
 
@@ -31,6 +34,30 @@ export class OrganisationGuardrailRepository {
       for (const [position, guardrailId] of lists[hook].entries()) {
         await this.#db.query('INSERT INTO organisation_guardrails (organization_id, guardrail_id, hook, position) VALUES ($1, $2, $3, $4)', [organizationId, guardrailId, hook, position])
       }
+    }
+    this.#sink.add({ resource: 'organization', action: 'updated', id: organizationId })
+  }
+
+  /** Ids of the workspaces exempted from the organisation's guardrails, oldest exemption first. */
+  async exclusions(organizationId: string): Promise<string[]> {
+    const rows = await this.#db.query<{ workspace_id: string }>(
+      'SELECT workspace_id FROM organisation_guardrail_exclusions WHERE organization_id = $1 ORDER BY created_at, workspace_id',
+      [organizationId],
+    )
+    return rows.map((row) => row.workspace_id)
+  }
+
+  /** Replaces the exempted workspaces (run inside a transaction); those kept keep their place. */
+  async setExclusions(organizationId: string, workspaceIds: readonly string[]): Promise<void> {
+    await this.#db.query(
+      'DELETE FROM organisation_guardrail_exclusions WHERE organization_id = $1 AND workspace_id NOT IN (SELECT jsonb_array_elements_text($2::jsonb))',
+      [organizationId, JSON.stringify(workspaceIds)],
+    )
+    for (const workspaceId of workspaceIds) {
+      await this.#db.query(
+        'INSERT INTO organisation_guardrail_exclusions (organization_id, workspace_id) VALUES ($1, $2) ON CONFLICT (organization_id, workspace_id) DO NOTHING',
+        [organizationId, workspaceId],
+      )
     }
     this.#sink.add({ resource: 'organization', action: 'updated', id: organizationId })
   }
