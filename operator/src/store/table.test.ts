@@ -21,6 +21,9 @@ const things = table('scratch_things', {
   tags: jsonb<string[]>().insert([]).patch(),
   settings: jsonb<Record<string, unknown>>().nullable().insert().patch(),
   expiresAt: timestamp().nullable().insert().patch(),
+  secretHash: text().nullable().insert().patch().hidden(),
+  serial: text().generated(() => `serial-${++counter}`),
+  seenAt: timestamp().insertOrDefault(),
   createdAt: timestamp(),
   updatedAt: timestamp(),
 })
@@ -30,7 +33,7 @@ type Thing = RecordOf<typeof things.fields>
 const SCHEMA = `CREATE TABLE scratch_things (
   id text PRIMARY KEY, slug text NOT NULL UNIQUE, label text, status text NOT NULL, weight integer NOT NULL,
   credit_limit numeric, enabled boolean NOT NULL, tags jsonb NOT NULL, settings jsonb, expires_at timestamptz,
-  created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`
+  secret_hash text, serial text NOT NULL UNIQUE, seen_at timestamptz NOT NULL DEFAULT '2001-02-03T04:05:06Z', created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`
 
 async function openPostgres(): Promise<{ db: SqlDatabase; dispose: () => Promise<void> }> {
   const { url, drop } = await createTestDatabase()
@@ -80,6 +83,9 @@ describe.each(backends)('table definition on $name', (backend) => {
     // A JS array is stored as a JSON array, not turned into a PostgreSQL array literal.
     const [kind] = await db.query<{ t: string }>("SELECT jsonb_typeof(tags) AS t FROM scratch_things WHERE slug = 'a'")
     expect(kind!.t).toBe('array')
+    // A nullable document's null is SQL NULL, not the JSON value null.
+    const [empty] = await db.query<{ missing: boolean }>("SELECT settings IS NULL AS missing FROM scratch_things WHERE slug = 'b'")
+    expect(empty!.missing).toBe(true)
   })
 
   it.skipIf(backend.skip)('refuses an insert missing a required value before any SQL runs', () => {
@@ -118,9 +124,31 @@ describe.each(backends)('table definition on $name', (backend) => {
     expect(things.toRecord(row!)).toMatchObject({ id: first.id, weight: 9, label: 'second' })
   })
 
+  it.skipIf(backend.skip)('writes a hidden field but never reads it back', async () => {
+    const thing = await insert({ slug: 'h', weight: 1, secretHash: 'hash-1' })
+    expect(thing).not.toHaveProperty('secretHash')
+    expect(things.columns).not.toContain('secret_hash')
+    await db.query(`UPDATE scratch_things SET ${things.set({ secretHash: 'hash-2' }, 2).sql} WHERE id = $1`, [thing.id, 'hash-2'])
+    const [row] = await db.query<{ secret_hash: string }>('SELECT secret_hash FROM scratch_things WHERE id = $1', [thing.id])
+    expect(row!.secret_hash).toBe('hash-2')
+  })
+
+  it.skipIf(backend.skip)('makes a generated field itself, whatever the input holds', async () => {
+    const first = await insert({ slug: 'g1', weight: 1 })
+    // A spread record carries its serial along: reusing it would break the unique constraint.
+    const second = await insert({ ...first, id: undefined, slug: 'g2' } as Parameters<typeof things.insert>[0])
+    expect(second.serial).not.toBe(first.serial)
+  })
+
+  it.skipIf(backend.skip)("leaves an insert-or-default field to the column's DEFAULT when not given", async () => {
+    expect((await insert({ slug: 'd1', weight: 1 })).seenAt).toBe('2001-02-03T04:05:06.000Z')
+    expect((await insert({ slug: 'd2', weight: 1, seenAt: '2020-01-01T00:00:00.000Z' })).seenAt).toBe('2020-01-01T00:00:00.000Z')
+  })
+
   it.skipIf(backend.skip)('qualifies the select list for joins', () => {
     expect(things.columnsOf('t').split(', ')[5]).toBe('t.credit_limit')
-    expect(things.columns.split(', ')).toHaveLength(Object.keys(things.fields).length)
+    expect(things.columnsOf('t', 'x_').split(', ')[0]).toBe('t.id AS x_id')
+    expect(things.columns.split(', ')).toHaveLength(Object.keys(things.fields).length - 1)
     // @ts-expect-error createdAt is not patchable
     things.set({ createdAt: '2020-01-01T00:00:00.000Z' }, 1)
   })

@@ -14,16 +14,18 @@ import type { SqlExecutor } from './sql.ts'
  *  - `number`: numeric and bigint columns come back as strings from pg and as numbers from PGlite,
  *    so strings are read with `Number`;
  *  - `json`: sent as `JSON.stringify(value)` with a `::jsonb` cast (pg would turn a JS array into
- *    a PostgreSQL array literal otherwise), read back as parsed by both drivers;
+ *    a PostgreSQL array literal otherwise), read back as parsed by both drivers; null in a nullable
+ *    field is SQL NULL;
  *  - `timestamp`: sent with a `::timestamptz` cast, read back as an ISO-8601 string.
  */
 export type FieldKind = 'text' | 'number' | 'boolean' | 'json' | 'timestamp'
 
 /**
  * `no`: set by the database (or by other queries); `yes`: given on insert; `defaulted`: given or
- * defaulted; `generated`: always made on insert (ids), never taken from the input.
+ * defaulted; `database`: given or the column's own DEFAULT; `generated`: always made on insert
+ * (ids), never taken from the input.
  */
-type InsertMode = 'no' | 'yes' | 'defaulted' | 'generated'
+type InsertMode = 'no' | 'yes' | 'defaulted' | 'database' | 'generated'
 
 interface FieldSpec {
   readonly kind: FieldKind
@@ -31,15 +33,18 @@ interface FieldSpec {
   readonly nullable: boolean
   readonly insert: InsertMode
   readonly patch: boolean
+  /** False: written, never read back (secrets' hashes); not in the SELECT list or the record. */
+  readonly selected: boolean
   /** A value, or a function called once per insert. */
   readonly insertDefault: unknown
 }
 
-/** One field of a table; `T` is the record's value type, the other parameters feed the derived input types. */
-export class Field<T, I extends InsertMode = 'no', P extends boolean = false> {
+/** One field of a table; `T` is the record's value type, the other parameters feed the derived types. */
+export class Field<T, I extends InsertMode = 'no', P extends boolean = false, S extends boolean = true> {
   declare readonly valueType: T
   declare readonly insertMode: I
   declare readonly patchable: P
+  declare readonly selectable: S
   readonly spec: FieldSpec
 
   constructor(spec: FieldSpec) {
@@ -47,35 +52,45 @@ export class Field<T, I extends InsertMode = 'no', P extends boolean = false> {
   }
 
   /** The record value may be null (timestamps map to null instead of an error; inserts default to null). */
-  nullable(): Field<T | null, I, P> {
+  nullable(): Field<T | null, I, P, S> {
     return new Field({ ...this.spec, nullable: true })
   }
 
   /** Column name when it is not the snake_case of the record name. */
-  column(name: string): Field<T, I, P> {
+  column(name: string): Field<T, I, P, S> {
     return new Field({ ...this.spec, column: name })
   }
 
   /** Written by `insert`; with a default (value or function) the input may leave it out. */
-  insert(): Field<T, 'yes', P>
-  insert(defaultValue: T | (() => T)): Field<T, 'defaulted', P>
-  insert(...defaultValue: unknown[]): Field<T, 'yes' | 'defaulted', P> {
+  insert(): Field<T, 'yes', P, S>
+  insert(defaultValue: T | (() => T)): Field<T, 'defaulted', P, S>
+  insert(...defaultValue: unknown[]): Field<T, 'yes' | 'defaulted', P, S> {
     return new Field({ ...this.spec, insert: defaultValue.length > 0 ? 'defaulted' : 'yes', insertDefault: defaultValue[0] })
   }
 
+  /** Written by `insert` when given; otherwise the column's DEFAULT (the database's clock, say). */
+  insertOrDefault(): Field<T, 'database', P, S> {
+    return new Field({ ...this.spec, insert: 'database' })
+  }
+
   /** Made by `make` on every insert, whatever the input holds (a spread record's id is never reused). */
-  generated(make: () => T): Field<T, 'generated', P> {
+  generated(make: () => T): Field<T, 'generated', P, S> {
     return new Field({ ...this.spec, insert: 'generated', insertDefault: make })
   }
 
   /** May be changed by `set` (a partial update). */
-  patch(): Field<T, I, true> {
+  patch(): Field<T, I, true, S> {
     return new Field({ ...this.spec, patch: true })
+  }
+
+  /** Written by inserts and patches but never selected, so no record carries it (a token's hash). */
+  hidden(): Field<T, I, P, false> {
+    return new Field({ ...this.spec, selected: false })
   }
 }
 
 function field<T>(kind: FieldKind): Field<T> {
-  return new Field({ kind, column: undefined, nullable: false, insert: 'no', patch: false, insertDefault: undefined })
+  return new Field({ kind, column: undefined, nullable: false, insert: 'no', patch: false, selected: true, insertDefault: undefined })
 }
 
 export const text = <T extends string = string>(): Field<T> => field<T>('text')
@@ -86,11 +101,11 @@ export const jsonb = <T>(): Field<T> => field<T>('json')
 export const timestamp = (): Field<string> => field<string>('timestamp')
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyField = Field<any, InsertMode, boolean>
+type AnyField = Field<any, InsertMode, boolean, boolean>
 export type Fields = Record<string, AnyField>
 
-/** The record a table's rows map to. */
-export type RecordOf<F extends Fields> = { [K in keyof F]: F[K]['valueType'] }
+/** The record a table's rows map to (hidden fields left out). */
+export type RecordOf<F extends Fields> = { [K in keyof F as F[K]['selectable'] extends true ? K : never]: F[K]['valueType'] }
 
 type InsertKeys<F extends Fields> = { [K in keyof F]: F[K]['insertMode'] extends 'no' | 'generated' ? never : K }[keyof F]
 type RequiredInsertKeys<F extends Fields> = {
@@ -127,13 +142,16 @@ export class Table<F extends Fields> {
   /** The SELECT (and RETURNING) list: every column of the definition, in its order. */
   readonly columns: string
   readonly #columns: readonly Column[]
+  /** The columns read back (every column but hidden ones). */
+  readonly #selected: readonly Column[]
   readonly #hasUpdatedAt: boolean
 
   constructor(name: string, fields: F) {
     this.name = name
     this.fields = fields
     this.#columns = Object.entries(fields).map(([key, value]) => ({ key, name: value.spec.column ?? snake(key), spec: value.spec }))
-    this.columns = this.#columns.map((column) => column.name).join(', ')
+    this.#selected = this.#columns.filter((column) => column.spec.selected)
+    this.columns = this.#selected.map((column) => column.name).join(', ')
     this.#hasUpdatedAt = this.#columns.some((column) => column.name === 'updated_at')
   }
 
@@ -166,9 +184,12 @@ export class Table<F extends Fields> {
     return new Table(name, this.fields)
   }
 
-  /** The SELECT list qualified by a table alias, for joins. */
-  columnsOf(alias: string): string {
-    return this.#columns.map((column) => `${alias}.${column.name}`).join(', ')
+  /**
+   * The SELECT list qualified by a table alias, for joins; with `prefix`, each column is renamed
+   * `<prefix><column>` so two tables' columns can share one row (read back with `toRecord(row, prefix)`).
+   */
+  columnsOf(alias: string, prefix = ''): string {
+    return this.#selected.map((column) => `${alias}.${column.name}${prefix ? ` AS ${prefix}${column.name}` : ''}`).join(', ')
   }
 
   /** The column of a field (for hand-written WHERE and ORDER BY clauses). */
@@ -176,11 +197,11 @@ export class Table<F extends Fields> {
     return this.#columns.find((column) => column.key === key)!.name
   }
 
-  /** Maps a row (as either driver returns it) to the record. */
-  toRecord(row: object): RecordOf<F> {
+  /** Maps a row (as either driver returns it) to the record; `prefix` as given to `columnsOf`. */
+  toRecord(row: object, prefix = ''): RecordOf<F> {
     const source = row as Record<string, unknown>
     const record: Record<string, unknown> = {}
-    for (const { key, name, spec } of this.#columns) record[key] = read(spec, source[name])
+    for (const { key, name, spec } of this.#selected) record[key] = read(spec, source[`${prefix}${name}`])
     return record as RecordOf<F>
   }
 
@@ -199,8 +220,12 @@ export class Table<F extends Fields> {
       let value = spec.insert === 'generated' ? undefined : given[key]
       if (value === undefined && (spec.insert === 'defaulted' || spec.insert === 'generated')) value = typeof spec.insertDefault === 'function' ? (spec.insertDefault as () => unknown)() : spec.insertDefault
       if (value === undefined && spec.nullable) value = null
-      if (value === undefined) throw new Error(`${this.name}.${key} needs a value on insert`)
       names.push(name)
+      if (value === undefined && spec.insert === 'database') {
+        placeholders.push('DEFAULT')
+        continue
+      }
+      if (value === undefined) throw new Error(`${this.name}.${key} needs a value on insert`)
       params.push(write(spec, value))
       placeholders.push(placeholder(spec, firstParam + params.length - 1))
     }
@@ -244,7 +269,9 @@ function placeholder(spec: FieldSpec, index: number): string {
 }
 
 function write(spec: FieldSpec, value: unknown): unknown {
-  return spec.kind === 'json' ? json(value) : value
+  if (spec.kind !== 'json') return value
+  // A nullable document's null is SQL NULL (what `IS NULL` finds), not the JSON value null.
+  return value === null && spec.nullable ? null : json(value)
 }
 
 function read(spec: FieldSpec, value: unknown): unknown {
