@@ -51,7 +51,10 @@ export class Field<T, I extends InsertMode = 'no', P extends boolean = false, S 
     this.spec = spec
   }
 
-  /** The record value may be null (timestamps map to null instead of an error; inserts default to null). */
+  /**
+   * The record value may be null (timestamps map to null instead of an error; inserts default to
+   * null). Null is declared here, never in `T`: the runtime reads this flag, not the type.
+   */
   nullable(): Field<T | null, I, P, S> {
     return new Field({ ...this.spec, nullable: true })
   }
@@ -172,7 +175,7 @@ export class Table<F extends Fields> {
     return row ? this.toRecord(row) : null
   }
 
-  /** Inserts one row (`onConflict`: an optional `ON CONFLICT …` clause) and returns its record. */
+  /** Inserts one row and returns its record; `onConflict`: an optional `ON CONFLICT … DO UPDATE` (a row always comes back). */
   async create(db: SqlExecutor, values: InsertOf<F>, onConflict = ''): Promise<RecordOf<F>> {
     const insert = this.insert(values)
     const [row] = await db.query(`${insert.sql}${onConflict ? ` ${onConflict}` : ''} RETURNING ${this.columns}`, insert.params)
