@@ -3,79 +3,37 @@
  * stores and queries them.
  */
 import type { SqlExecutor } from '../sql.ts'
-import { isoRequired, json, newId } from '../rows.ts'
+import { newId } from '../rows.ts'
+import { jsonb, number, table, text, timestamp, type InsertOf, type RecordOf } from '../table.ts'
 import { Where } from './filters.ts'
 
 export type ActorType = 'user' | 'api_key' | 'system' | 'anonymous'
 
-export interface AuditEntry {
-  organizationId: string
-  actorType: ActorType
-  actorId?: string | null
-  userId?: string | null
-  workspaceId?: string | null
-  method?: string | null
-  uri?: string | null
-  requestId?: string | null
-  action: string
-  resourceType?: string | null
-  resourceId?: string | null
-  responseStatusCode?: number | null
-  clientIp?: string | null
-  requestBody?: unknown
-  queryParams?: unknown
-  details?: unknown
-  occurredAt?: string
-}
+/** The `audit_log` table; `AuditEntry` (what is written) and `AuditRecord` (what is read) derive from it. */
+export const auditTable = table('audit_log', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  /** Given, or the database's clock. */
+  occurredAt: timestamp().insertOrDefault(),
+  actorType: text<ActorType>().insert(),
+  actorId: text().nullable().insert(),
+  userId: text().nullable().insert(),
+  workspaceId: text().nullable().insert(),
+  method: text().nullable().insert(),
+  uri: text().nullable().insert(),
+  requestId: text().nullable().insert(),
+  action: text().insert(),
+  resourceType: text().nullable().insert(),
+  resourceId: text().nullable().insert(),
+  responseStatusCode: number().nullable().insert(),
+  clientIp: text().nullable().insert(),
+  requestBody: jsonb<unknown>().nullable().insert(),
+  queryParams: jsonb<unknown>().nullable().insert(),
+  details: jsonb<unknown>().nullable().insert(),
+})
 
-export interface AuditRecord extends Required<Omit<AuditEntry, 'occurredAt'>> {
-  id: string
-  occurredAt: string
-}
-
-interface Row {
-  id: string
-  organization_id: string
-  occurred_at: Date
-  actor_type: ActorType
-  actor_id: string | null
-  user_id: string | null
-  workspace_id: string | null
-  method: string | null
-  uri: string | null
-  request_id: string | null
-  action: string
-  resource_type: string | null
-  resource_id: string | null
-  response_status_code: number | null
-  client_ip: string | null
-  request_body: unknown
-  query_params: unknown
-  details: unknown
-}
-
-function toRecord(row: Row): AuditRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    occurredAt: isoRequired(row.occurred_at),
-    actorType: row.actor_type,
-    actorId: row.actor_id,
-    userId: row.user_id,
-    workspaceId: row.workspace_id,
-    method: row.method,
-    uri: row.uri,
-    requestId: row.request_id,
-    action: row.action,
-    resourceType: row.resource_type,
-    resourceId: row.resource_id,
-    responseStatusCode: row.response_status_code,
-    clientIp: row.client_ip,
-    requestBody: row.request_body,
-    queryParams: row.query_params,
-    details: row.details,
-  }
-}
+export type AuditEntry = InsertOf<typeof auditTable.fields>
+export type AuditRecord = RecordOf<typeof auditTable.fields>
 
 export interface AuditFilter {
   startTime?: string
@@ -101,16 +59,8 @@ export class AuditRepository {
   }
 
   async record(entry: AuditEntry): Promise<void> {
-    await this.#db.query(
-      `INSERT INTO audit_log (id, organization_id, occurred_at, actor_type, actor_id, user_id, workspace_id, method, uri, request_id, action,
-         resource_type, resource_id, response_status_code, client_ip, request_body, query_params, details)
-       VALUES ($1, $2, COALESCE($3::timestamptz, now()), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17::jsonb, $18::jsonb)`,
-      [
-        newId(), entry.organizationId, entry.occurredAt ?? null, entry.actorType, entry.actorId ?? null, entry.userId ?? null, entry.workspaceId ?? null,
-        entry.method ?? null, entry.uri ?? null, entry.requestId ?? null, entry.action, entry.resourceType ?? null, entry.resourceId ?? null,
-        entry.responseStatusCode ?? null, entry.clientIp ?? null, json(entry.requestBody ?? null), json(entry.queryParams ?? null), json(entry.details ?? null),
-      ],
-    )
+    const insert = auditTable.insert(entry)
+    await this.#db.query(insert.sql, insert.params)
   }
 
   async list(organizationId: string, filter: AuditFilter, page: number, pageSize: number): Promise<{ total: number; data: AuditRecord[] }> {
@@ -121,7 +71,7 @@ export class AuditRepository {
       .maybe('response_status_code = ?', filter.responseStatusCode).maybe('resource_type = ?', filter.resourceType)
       .maybe('resource_id = ?', filter.resourceId).maybe('action = ?', filter.action).maybe('client_ip = ?', filter.clientIp)
     const count = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM audit_log${where.sql} ORDER BY occurred_at DESC, id` + where.page(page, pageSize), where.params)
-    return { total: count[0]?.n ?? 0, data: rows.map(toRecord) }
+    const data = await auditTable.rows(this.#db, `${where.sql} ORDER BY occurred_at DESC, id${where.page(page, pageSize)}`, where.params)
+    return { total: count[0]?.n ?? 0, data }
   }
 }

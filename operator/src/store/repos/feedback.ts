@@ -1,37 +1,23 @@
 /** Feedback on requests by trace id (value -10..10, weight 0..1, metadata), joined to logs by trace. */
-import { isoRequired, json, newId } from '../rows.ts'
+import { newId } from '../rows.ts'
+import { jsonb, number, table, text, timestamp, type RecordOf } from '../table.ts'
 import type { SqlExecutor } from '../sql.ts'
 
-export interface FeedbackRecord {
-  id: string
-  organizationId: string
-  workspaceId: string
-  traceId: string
-  value: number
-  weight: number
-  metadata: Record<string, unknown>
-  apiKeyId: string | null
-  createdAt: string
-  updatedAt: string
-}
-
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string
-  trace_id: string
-  value: number
-  weight: number
-  metadata: Record<string, unknown>
-  api_key_id: string | null
-  created_at: Date
-  updated_at: Date
-}
-
-const toRecord = (row: Row): FeedbackRecord => ({
-  id: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id, traceId: row.trace_id, value: row.value, weight: row.weight,
-  metadata: row.metadata, apiKeyId: row.api_key_id, createdAt: isoRequired(row.created_at), updatedAt: isoRequired(row.updated_at),
+/** The `feedback` table; `FeedbackRecord` and every query below derive from it. */
+export const feedbackTable = table('feedback', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  workspaceId: text().insert(),
+  traceId: text().insert(),
+  value: number().insert().patch(),
+  weight: number().insert().patch(),
+  metadata: jsonb<Record<string, unknown>>().insert().patch(),
+  apiKeyId: text().nullable().insert(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
 })
+
+export type FeedbackRecord = RecordOf<typeof feedbackTable.fields>
 
 export class FeedbackRepository {
   readonly #db: SqlExecutor
@@ -41,26 +27,20 @@ export class FeedbackRepository {
   }
 
   async create(input: { organizationId: string; workspaceId: string; traceId: string; value: number; weight: number; metadata: Record<string, unknown>; apiKeyId: string | null }): Promise<FeedbackRecord> {
-    const [row] = await this.#db.query<Row>(
-      `INSERT INTO feedback (id, organization_id, workspace_id, trace_id, value, weight, metadata, api_key_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8) RETURNING *`,
-      [newId(), input.organizationId, input.workspaceId, input.traceId, input.value, input.weight, json(input.metadata), input.apiKeyId],
-    )
-    return toRecord(row!)
+    return feedbackTable.create(this.#db, input)
   }
 
   /** Updates feedback of one workspace; null when there is none with that id there. */
   async update(organizationId: string, workspaceId: string, id: string, change: { value: number; weight?: number | undefined; metadata?: Record<string, unknown> | undefined }): Promise<FeedbackRecord | null> {
-    const [row] = await this.#db.query<Row>(
-      `UPDATE feedback SET value = $4, weight = coalesce($5, weight), metadata = coalesce($6::jsonb, metadata), updated_at = now()
-       WHERE organization_id = $1 AND workspace_id = $2 AND id = $3 RETURNING *`,
-      [organizationId, workspaceId, id, change.value, change.weight ?? null, change.metadata === undefined ? null : json(change.metadata)],
+    const set = feedbackTable.set(change, 4)
+    const [row] = await this.#db.query(
+      `UPDATE feedback SET ${set.sql} WHERE organization_id = $1 AND workspace_id = $2 AND id = $3 RETURNING ${feedbackTable.columns}`,
+      [organizationId, workspaceId, id, ...set.params],
     )
-    return row ? toRecord(row) : null
+    return row ? feedbackTable.toRecord(row) : null
   }
 
   async forTrace(organizationId: string, traceId: string): Promise<FeedbackRecord[]> {
-    const rows = await this.#db.query<Row>('SELECT * FROM feedback WHERE organization_id = $1 AND trace_id = $2 ORDER BY created_at', [organizationId, traceId])
-    return rows.map(toRecord)
+    return feedbackTable.rows(this.#db, 'WHERE organization_id = $1 AND trace_id = $2 ORDER BY created_at', [organizationId, traceId])
   }
 }

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../sql.ts'
+import type { Fields, RecordOf, Table } from '../table.ts'
 
 /** Builds parameterised WHERE clauses for list queries (values are always bound, never inlined). */
 export class Where {
@@ -32,12 +33,9 @@ export class Where {
   }
 }
 
-/** Tables listed a page at a time, oldest first. A fixed list: table names are never input. */
-export type PagedTable = 'deployments' | 'guardrails' | 'policies' | 'secret_references'
-
-/** One page of the rows matching `where`, with the total count across all pages. */
-export async function selectPage<Row>(db: SqlExecutor, table: PagedTable, where: Where, page: number, pageSize: number): Promise<{ total: number; rows: Row[] }> {
-  const [count] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}${where.sql}`, where.params)
-  const rows = await db.query<Row>(`SELECT * FROM ${table}${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
-  return { total: count?.n ?? 0, rows }
+/** One page of the records matching `where`, oldest first, with the total count across all pages. */
+export async function selectPage<F extends Fields>(db: SqlExecutor, table: Table<F>, where: Where, page: number, pageSize: number): Promise<{ total: number; data: Array<RecordOf<F>> }> {
+  const [count] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table.name}${where.sql}`, where.params)
+  const rows = await db.query(`SELECT ${table.columns} FROM ${table.name}${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+  return { total: count?.n ?? 0, data: rows.map((row) => table.toRecord(row)) }
 }

@@ -1,67 +1,33 @@
 /** Guardrails: stored, validated check lists with their actions. Every update is a new version. */
-import { isoRequired, json, newId } from '../rows.ts'
+import { json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
+import { jsonb, number, table, text, timestamp, type RecordOf } from '../table.ts'
 import { selectPage, Where } from './filters.ts'
-import { deleteRow, setClause } from './patch.ts'
+import { deleteRow, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
-export interface GuardrailRecord {
-  id: string
-  organizationId: string
+/** The `guardrails` table; `GuardrailRecord` and every query below derive from it. */
+export const guardrailTable = table('guardrails', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
   /** null: an organisation-level guardrail. */
-  workspaceId: string | null
-  slug: string
-  name: string
-  checks: Array<Record<string, unknown>>
-  actions: Record<string, unknown>
-  hooks: string[]
-  version: number
-  versionId: string
-  status: 'active' | 'archived'
-  managedBy: ManagedBy
-  createdBy: string | null
-  createdAt: string
-  updatedAt: string
-}
+  workspaceId: text().nullable().insert(),
+  slug: text().insert(),
+  name: text().insert().patch(),
+  checks: jsonb<Array<Record<string, unknown>>>().insert().patch(),
+  actions: jsonb<Record<string, unknown>>().insert().patch(),
+  hooks: jsonb<string[]>().insert().patch(),
+  version: number(),
+  versionId: text().generated(newId).patch(),
+  status: text<'active' | 'archived'>().patch(),
+  managedBy: text<NonNullable<ManagedBy>>().nullable().insert().patch(),
+  createdBy: text().nullable().insert(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
 
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string | null
-  slug: string
-  name: string
-  checks: Array<Record<string, unknown>>
-  actions: Record<string, unknown>
-  hooks: string[]
-  version: number
-  version_id: string
-  status: 'active' | 'archived'
-  managed_by: ManagedBy
-  created_by: string | null
-  created_at: Date
-  updated_at: Date
-}
-
-function toRecord(row: Row): GuardrailRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    slug: row.slug,
-    name: row.name,
-    checks: row.checks,
-    actions: row.actions,
-    hooks: row.hooks,
-    version: row.version,
-    versionId: row.version_id,
-    status: row.status,
-    managedBy: row.managed_by,
-    createdBy: row.created_by,
-    createdAt: isoRequired(row.created_at),
-    updatedAt: isoRequired(row.updated_at),
-  }
-}
+export type GuardrailRecord = RecordOf<typeof guardrailTable.fields>
 
 export interface GuardrailInput {
   organizationId: string
@@ -87,20 +53,13 @@ export class GuardrailRepository {
   }
 
   async create(input: GuardrailInput): Promise<GuardrailRecord> {
-    const id = newId()
-    const rows = await this.#db.query<Row>(
-      `INSERT INTO guardrails (id, organization_id, workspace_id, slug, name, checks, actions, hooks, version_id, managed_by, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10, $11) RETURNING *`,
-      [id, input.organizationId, input.workspaceId, input.slug, input.name, json(input.checks), json(input.actions), json(input.hooks), newId(),
-        input.managedBy ?? null, input.createdBy ?? null],
-    )
-    this.#sink.add({ resource: 'guardrail', action: 'created', id })
-    return toRecord(rows[0]!)
+    const record = await guardrailTable.create(this.#db, input)
+    this.#sink.add({ resource: 'guardrail', action: 'created', id: record.id })
+    return record
   }
 
   async get(organizationId: string, idOrSlug: string): Promise<GuardrailRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM guardrails WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1', [organizationId, idOrSlug])
-    return rows[0] ? toRecord(rows[0]) : null
+    return guardrailTable.row(this.#db, 'WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1', [organizationId, idOrSlug])
   }
 
   /** `workspaceIds`: undefined any; null organisation-level only; else those workspaces' guardrails. */
@@ -108,30 +67,22 @@ export class GuardrailRepository {
     const where = new Where().add('organization_id = ?', organizationId)
     if (workspaceIds === null) where.add('workspace_id IS NULL')
     else if (workspaceIds !== undefined) where.add('workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))', json(workspaceIds))
-    const { total, rows } = await selectPage<Row>(this.#db, 'guardrails', where, page, pageSize)
-    return { total, data: rows.map(toRecord) }
+    return selectPage(this.#db, guardrailTable, where, page, pageSize)
   }
 
   /** Every active guardrail of the organisation (snapshot compile). */
   async listActive(organizationId: string): Promise<GuardrailRecord[]> {
-    const rows = await this.#db.query<Row>("SELECT * FROM guardrails WHERE organization_id = $1 AND status = 'active' ORDER BY created_at, id", [organizationId])
-    return rows.map(toRecord)
+    return guardrailTable.rows(this.#db, "WHERE organization_id = $1 AND status = 'active' ORDER BY created_at, id", [organizationId])
   }
 
   /** A change of checks, actions or hooks is a new version (new version id). */
   async update(organizationId: string, id: string, patch: GuardrailPatch): Promise<GuardrailRecord | null> {
     const newVersion = patch.checks !== undefined || patch.actions !== undefined || patch.hooks !== undefined
-    const set = setClause({ ...patch, versionId: newVersion ? newId() : undefined }, {
-      name: ['name', 'value'], checks: ['checks', 'jsonb'], actions: ['actions', 'jsonb'], hooks: ['hooks', 'jsonb'], status: ['status', 'value'],
-      versionId: ['version_id', 'value'], managedBy: ['managed_by', 'value'],
-    }, 3)
-    const rows = await this.#db.query<Row>(
-      `UPDATE guardrails SET ${set.sql}${newVersion ? ', version = version + 1' : ''} WHERE organization_id = $1 AND id = $2 RETURNING *`,
-      [organizationId, id, ...set.params],
-    )
-    if (!rows[0]) return null
+    const set = guardrailTable.set({ ...patch, versionId: newVersion ? newId() : undefined }, 3)
+    const record = await updateRow(this.#db, guardrailTable, organizationId, id, newVersion ? { ...set, sql: `${set.sql}, version = version + 1` } : set)
+    if (!record) return null
     this.#sink.add({ resource: 'guardrail', action: 'updated', id })
-    return toRecord(rows[0])
+    return record
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {

@@ -4,10 +4,11 @@
  * is opened only by `decryptedCredentials`, for the snapshot compiler; records never carry it.
  */
 import { envelopeKeyId, type Keyring } from '../../crypto/envelope.ts'
-import { isoRequired, json, newId } from '../rows.ts'
+import { json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
+import { boolean, jsonb, table, text, timestamp, type RecordOf } from '../table.ts'
 import { Where } from './filters.ts'
-import { deleteRow, setClause, updateRow } from './patch.ts'
+import { deleteRow, updateRow } from './patch.ts'
 import type { SecretMapping } from './providers.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
@@ -36,53 +37,40 @@ export interface GlobalWorkspaceAccess {
   rate_limits?: unknown[] | null
 }
 
-export interface IntegrationRecord {
-  id: string
-  organizationId: string
-  workspaceId: string | null
-  slug: string
-  name: string
-  kind: string
-  description: string | null
-  baseUrl: string | null
+/** The `integrations` table; `IntegrationRecord` and every query below derive from it. */
+export const integrationTable = table('integrations', {
+  id: text().insert(),
+  organizationId: text().insert(),
+  workspaceId: text().nullable().insert(),
+  slug: text().insert(),
+  name: text().insert().patch(),
+  kind: text().insert(),
+  description: text().nullable().insert().patch(),
+  baseUrl: text().nullable().insert().patch(),
+  /** The sealed envelope; never part of a record (see `IntegrationRecord`). */
+  credentialsEncrypted: text().nullable().insert().patch(),
+  /** Stored with the key's display hint under `__hint`, which records answer as `maskedKey`. */
+  options: jsonb<Record<string, string>>().insert({}).patch(),
+  secretMappings: jsonb<SecretMapping[]>().insert([]).patch(),
+  tags: jsonb<Record<string, string>>().insert({}).patch(),
+  allowAllModels: boolean().insert(true).patch(),
+  models: jsonb<IntegrationModel[]>().insert([]).patch(),
+  globalWorkspaceAccess: jsonb<GlobalWorkspaceAccess>().insert({ enabled: true }).patch(),
+  workspaceAccess: jsonb<WorkspaceAccess[]>().insert([]).patch(),
+  status: text<'active' | 'archived'>().patch(),
+  managedBy: text<NonNullable<ManagedBy>>().nullable().insert(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
+
+type IntegrationRow = RecordOf<typeof integrationTable.fields>
+
+/** An integration as answered: the sealed credentials replaced by facts about them. */
+export type IntegrationRecord = Omit<IntegrationRow, 'credentialsEncrypted'> & {
   hasCredentials: boolean
   credentialsKeyId: string | null
   /** The last four characters of the API key, for display (`****abcd`). */
   maskedKey: string | null
-  options: Record<string, string>
-  secretMappings: SecretMapping[]
-  tags: Record<string, string>
-  allowAllModels: boolean
-  models: IntegrationModel[]
-  globalWorkspaceAccess: GlobalWorkspaceAccess
-  workspaceAccess: WorkspaceAccess[]
-  status: 'active' | 'archived'
-  managedBy: ManagedBy
-  createdAt: string
-  updatedAt: string
-}
-
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string | null
-  slug: string
-  name: string
-  kind: string
-  description: string | null
-  base_url: string | null
-  credentials_encrypted: string | null
-  options: Record<string, string>
-  secret_mappings: SecretMapping[]
-  tags: Record<string, string>
-  allow_all_models: boolean
-  models: IntegrationModel[]
-  global_workspace_access: GlobalWorkspaceAccess
-  workspace_access: WorkspaceAccess[]
-  status: 'active' | 'archived'
-  managed_by: ManagedBy
-  created_at: Date
-  updated_at: Date
 }
 
 export interface IntegrationInput {
@@ -132,31 +120,14 @@ export class IntegrationRepository {
     this.#keyring = keyring
   }
 
-  #toRecord(row: Row): IntegrationRecord {
-    const { [MASK_HINT]: hint, ...options } = row.options
+  #toRecord({ credentialsEncrypted, options: stored, ...row }: IntegrationRow): IntegrationRecord {
+    const { [MASK_HINT]: hint, ...options } = stored
     return {
-      id: row.id,
-      organizationId: row.organization_id,
-      workspaceId: row.workspace_id,
-      slug: row.slug,
-      name: row.name,
-      kind: row.kind,
-      description: row.description,
-      baseUrl: row.base_url,
-      hasCredentials: row.credentials_encrypted !== null,
-      credentialsKeyId: row.credentials_encrypted === null ? null : envelopeKeyId(row.credentials_encrypted),
-      maskedKey: hint ? `****${hint}` : null,
+      ...row,
       options,
-      secretMappings: row.secret_mappings,
-      tags: row.tags,
-      allowAllModels: row.allow_all_models,
-      models: row.models,
-      globalWorkspaceAccess: row.global_workspace_access,
-      workspaceAccess: row.workspace_access,
-      status: row.status,
-      managedBy: row.managed_by,
-      createdAt: isoRequired(row.created_at),
-      updatedAt: isoRequired(row.updated_at),
+      hasCredentials: credentialsEncrypted !== null,
+      credentialsKeyId: credentialsEncrypted === null ? null : envelopeKeyId(credentialsEncrypted),
+      maskedKey: hint ? `****${hint}` : null,
     }
   }
 
@@ -176,26 +147,19 @@ export class IntegrationRepository {
 
   async create(input: IntegrationInput): Promise<IntegrationRecord> {
     const id = newId()
-    const rows = await this.#db.query<Row>(
-      `INSERT INTO integrations (id, organization_id, workspace_id, slug, name, kind, description, base_url, credentials_encrypted,
-         options, secret_mappings, tags, allow_all_models, models, global_workspace_access, workspace_access, managed_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13, $14::jsonb, $15::jsonb, $16::jsonb, $17)
-       RETURNING *`,
-      [
-        id, input.organizationId, input.workspaceId, input.slug, input.name, input.kind, input.description ?? null, input.baseUrl ?? null,
-        input.credentials && Object.keys(input.credentials).length > 0 ? this.#seal(id, input.credentials) : null,
-        json(this.#options(input.options, input.credentials)), json(input.secretMappings ?? []), json(input.tags ?? {}),
-        input.allowAllModels ?? true, json(input.models ?? []), json(input.globalWorkspaceAccess ?? { enabled: true }),
-        json(input.workspaceAccess ?? []), input.managedBy ?? null,
-      ],
-    )
+    const row = await integrationTable.create(this.#db, {
+      ...input,
+      id,
+      credentialsEncrypted: input.credentials && Object.keys(input.credentials).length > 0 ? this.#seal(id, input.credentials) : null,
+      options: this.#options(input.options, input.credentials),
+    })
     this.#sink.add({ resource: 'integration', action: 'created', id })
-    return this.#toRecord(rows[0]!)
+    return this.#toRecord(row)
   }
 
   async get(organizationId: string, idOrSlug: string): Promise<IntegrationRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM integrations WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1', [organizationId, idOrSlug])
-    return rows[0] ? this.#toRecord(rows[0]) : null
+    const row = await integrationTable.row(this.#db, 'WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1', [organizationId, idOrSlug])
+    return row ? this.#toRecord(row) : null
   }
 
   async list(organizationId: string, filter: IntegrationFilter = {}, page = 0, pageSize = 10_000): Promise<{ total: number; data: IntegrationRecord[] }> {
@@ -206,26 +170,20 @@ export class IntegrationRepository {
     if (filter.workspaceScoped !== undefined) where.add(filter.workspaceScoped ? 'workspace_id IS NOT NULL' : 'workspace_id IS NULL')
     if (filter.tags && Object.keys(filter.tags).length > 0) where.add('tags @> ?::jsonb', json(filter.tags))
     const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM integrations${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM integrations${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+    const rows = await integrationTable.rows(this.#db, `${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
     return { total: count?.n ?? 0, data: rows.map((row) => this.#toRecord(row)) }
   }
 
   async update(organizationId: string, id: string, patch: IntegrationPatch): Promise<IntegrationRecord | null> {
-    const current = await this.#db.query<Row>('SELECT * FROM integrations WHERE organization_id = $1 AND id = $2', [organizationId, id])
-    if (!current[0]) return null
+    const current = await integrationTable.row(this.#db, 'WHERE organization_id = $1 AND id = $2', [organizationId, id])
+    if (!current) return null
     const { credentials, options, ...rest } = patch
-    const values = {
+    const set = integrationTable.set({
       ...rest,
-      options: options === undefined && credentials === undefined ? undefined : this.#options(options ?? this.#toRecord(current[0]).options, credentials, current[0].options),
-      sealed: credentials === undefined ? undefined : Object.keys(credentials).length > 0 ? this.#seal(id, credentials) : null,
-    }
-    const set = setClause(values, {
-      name: ['name', 'value'], description: ['description', 'value'], baseUrl: ['base_url', 'value'], options: ['options', 'jsonb'],
-      secretMappings: ['secret_mappings', 'jsonb'], tags: ['tags', 'jsonb'], allowAllModels: ['allow_all_models', 'value'],
-      models: ['models', 'jsonb'], globalWorkspaceAccess: ['global_workspace_access', 'jsonb'], workspaceAccess: ['workspace_access', 'jsonb'],
-      status: ['status', 'value'], sealed: ['credentials_encrypted', 'value'],
+      options: options === undefined && credentials === undefined ? undefined : this.#options(options ?? this.#toRecord(current).options, credentials, current.options),
+      credentialsEncrypted: credentials === undefined ? undefined : Object.keys(credentials).length > 0 ? this.#seal(id, credentials) : null,
     }, 3)
-    const row = await updateRow<Row>(this.#db, 'integrations', organizationId, id, set)
+    const row = await updateRow(this.#db, integrationTable, organizationId, id, set)
     this.#sink.add({ resource: 'integration', action: 'updated', id })
     return row ? this.#toRecord(row) : null
   }

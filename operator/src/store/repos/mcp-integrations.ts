@@ -6,11 +6,12 @@
  * replicas claim due rows with `claimDue` so each integration is synced by one replica at a time.
  */
 import { envelopeKeyId, type Keyring } from '../../crypto/envelope.ts'
-import { iso, isoRequired, json, newId } from '../rows.ts'
+import { json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
+import { jsonb, table, text, timestamp, type RecordOf, type Table } from '../table.ts'
 import { Where } from './filters.ts'
 import type { GlobalWorkspaceAccess, WorkspaceAccess } from './integrations.ts'
-import { deleteRow, setClause, updateRow } from './patch.ts'
+import { deleteRow, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
@@ -65,61 +66,42 @@ export interface McpConfigurations {
   card_path?: string
 }
 
-export interface McpIntegrationRecord {
-  id: string
-  organizationId: string
-  workspaceId: string | null
-  slug: string
-  name: string
-  description: string | null
-  url: string
-  authType: McpAuthType
-  transport: McpTransport
-  configurations: McpConfigurations
+/** The `mcp_integrations` table (and `agent_integrations`, the same columns); records and queries derive from it. */
+export const mcpIntegrationTable = table('mcp_integrations', {
+  id: text().insert(),
+  organizationId: text().insert(),
+  workspaceId: text().nullable().insert(),
+  slug: text().insert(),
+  name: text().insert().patch(),
+  description: text().nullable().insert().patch(),
+  url: text().insert().patch(),
+  authType: text<McpAuthType>().insert().patch(),
+  transport: text<McpTransport>().insert().patch(),
+  configurations: jsonb<McpConfigurations>().insert({}).patch(),
+  /** The sealed envelope; never part of a record (see `McpIntegrationRecord`). */
+  credentialsEncrypted: text().nullable().insert().patch(),
+  globalWorkspaceAccess: jsonb<GlobalWorkspaceAccess>().patch(),
+  workspaceAccess: jsonb<WorkspaceAccess[]>().patch(),
+  capabilities: jsonb<McpCapability[]>().patch(),
+  serverInfo: jsonb<McpServerInfo>().nullable(),
+  protocolVersion: text().nullable(),
+  capabilityFlags: jsonb<Record<string, unknown>>().nullable(),
+  syncStatus: text<McpSyncStatus>(),
+  syncError: text().nullable(),
+  lastSyncedAt: timestamp().nullable(),
+  status: text<'active' | 'archived'>().patch(),
+  ownerId: text().nullable().insert(),
+  managedBy: text<NonNullable<ManagedBy>>().nullable(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
+
+type McpIntegrationRow = RecordOf<typeof mcpIntegrationTable.fields>
+
+/** An integration as answered: the sealed credentials replaced by facts about them. */
+export type McpIntegrationRecord = Omit<McpIntegrationRow, 'credentialsEncrypted'> & {
   hasCredentials: boolean
   credentialsKeyId: string | null
-  globalWorkspaceAccess: GlobalWorkspaceAccess
-  workspaceAccess: WorkspaceAccess[]
-  capabilities: McpCapability[]
-  serverInfo: McpServerInfo | null
-  protocolVersion: string | null
-  capabilityFlags: Record<string, unknown> | null
-  syncStatus: McpSyncStatus
-  syncError: string | null
-  lastSyncedAt: string | null
-  status: 'active' | 'archived'
-  ownerId: string | null
-  managedBy: ManagedBy
-  createdAt: string
-  updatedAt: string
-}
-
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string | null
-  slug: string
-  name: string
-  description: string | null
-  url: string
-  auth_type: McpAuthType
-  transport: McpTransport
-  configurations: McpConfigurations
-  credentials_encrypted: string | null
-  global_workspace_access: GlobalWorkspaceAccess
-  workspace_access: WorkspaceAccess[]
-  capabilities: McpCapability[]
-  server_info: McpServerInfo | null
-  protocol_version: string | null
-  capability_flags: Record<string, unknown> | null
-  sync_status: McpSyncStatus
-  sync_error: string | null
-  last_synced_at: Date | null
-  status: 'active' | 'archived'
-  owner_id: string | null
-  managed_by: ManagedBy
-  created_at: Date
-  updated_at: Date
 }
 
 export interface McpIntegrationInput {
@@ -174,42 +156,21 @@ export class McpIntegrationRepository {
   readonly #sink: ChangeSink
   readonly #keyring: Keyring | null
   readonly #family: IntegrationFamily
+  readonly #table: Table<typeof mcpIntegrationTable.fields>
 
   constructor(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null, family: IntegrationFamily = MCP_INTEGRATIONS) {
     this.#db = db
     this.#sink = sink
     this.#keyring = keyring
     this.#family = family
+    this.#table = mcpIntegrationTable.renamed(family.table)
   }
 
-  #toRecord(row: Row): McpIntegrationRecord {
+  #toRecord({ credentialsEncrypted, ...row }: McpIntegrationRow): McpIntegrationRecord {
     return {
-      id: row.id,
-      organizationId: row.organization_id,
-      workspaceId: row.workspace_id,
-      slug: row.slug,
-      name: row.name,
-      description: row.description,
-      url: row.url,
-      authType: row.auth_type,
-      transport: row.transport,
-      configurations: row.configurations,
-      hasCredentials: row.credentials_encrypted !== null,
-      credentialsKeyId: row.credentials_encrypted === null ? null : envelopeKeyId(row.credentials_encrypted),
-      globalWorkspaceAccess: row.global_workspace_access,
-      workspaceAccess: row.workspace_access,
-      capabilities: row.capabilities,
-      serverInfo: row.server_info,
-      protocolVersion: row.protocol_version,
-      capabilityFlags: row.capability_flags,
-      syncStatus: row.sync_status,
-      syncError: row.sync_error,
-      lastSyncedAt: iso(row.last_synced_at),
-      status: row.status,
-      ownerId: row.owner_id,
-      managedBy: row.managed_by,
-      createdAt: isoRequired(row.created_at),
-      updatedAt: isoRequired(row.updated_at),
+      ...row,
+      hasCredentials: credentialsEncrypted !== null,
+      credentialsKeyId: credentialsEncrypted === null ? null : envelopeKeyId(credentialsEncrypted),
     }
   }
 
@@ -222,19 +183,14 @@ export class McpIntegrationRepository {
 
   async create(input: McpIntegrationInput): Promise<McpIntegrationRecord> {
     const id = newId()
-    const rows = await this.#db.query<Row>(
-      `INSERT INTO ${this.#family.table} (id, organization_id, workspace_id, slug, name, description, url, auth_type, transport, configurations, credentials_encrypted, owner_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12) RETURNING *`,
-      [id, input.organizationId, input.workspaceId, input.slug, input.name, input.description ?? null, input.url, input.authType, input.transport,
-        json(input.configurations ?? {}), this.#seal(id, input.credentials), input.ownerId ?? null],
-    )
+    const row = await this.#table.create(this.#db, { ...input, id, credentialsEncrypted: this.#seal(id, input.credentials) })
     this.#sink.add({ resource: this.#family.resource, action: 'created', id })
-    return this.#toRecord(rows[0]!)
+    return this.#toRecord(row)
   }
 
   async get(organizationId: string, idOrSlug: string): Promise<McpIntegrationRecord | null> {
-    const rows = await this.#db.query<Row>(`SELECT * FROM ${this.#family.table} WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1`, [organizationId, idOrSlug])
-    return rows[0] ? this.#toRecord(rows[0]) : null
+    const row = await this.#table.row(this.#db, 'WHERE organization_id = $1 AND (id = $2 OR slug = $2) ORDER BY (id = $2) DESC LIMIT 1', [organizationId, idOrSlug])
+    return row ? this.#toRecord(row) : null
   }
 
   async list(organizationId: string, filter: McpIntegrationFilter = {}, page = 0, pageSize = 10_000): Promise<{ total: number; data: McpIntegrationRecord[] }> {
@@ -244,21 +200,15 @@ export class McpIntegrationRepository {
     if (filter.workspaceScoped !== undefined) where.add(filter.workspaceScoped ? 'workspace_id IS NOT NULL' : 'workspace_id IS NULL')
     if (filter.search) where.add("(name ILIKE ? OR slug ILIKE ?)", `%${filter.search}%`, `%${filter.search}%`)
     const [count] = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.#family.table}${where.sql}`, where.params)
-    const rows = await this.#db.query<Row>(`SELECT * FROM ${this.#family.table}${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+    const rows = await this.#table.rows(this.#db, `${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
     return { total: count?.n ?? 0, data: rows.map((row) => this.#toRecord(row)) }
   }
 
   async update(organizationId: string, id: string, patch: McpIntegrationPatch): Promise<McpIntegrationRecord | null> {
     const { credentials, ...rest } = patch
-    const values = { ...rest, sealed: credentials === undefined ? undefined : this.#seal(id, credentials) }
-    const set = setClause(values, {
-      name: ['name', 'value'], description: ['description', 'value'], url: ['url', 'value'], authType: ['auth_type', 'value'],
-      transport: ['transport', 'value'], configurations: ['configurations', 'jsonb'], sealed: ['credentials_encrypted', 'value'],
-      globalWorkspaceAccess: ['global_workspace_access', 'jsonb'], workspaceAccess: ['workspace_access', 'jsonb'],
-      capabilities: ['capabilities', 'jsonb'], status: ['status', 'value'],
-    }, 3)
-    // `sealed: null` (credentials emptied) must clear the column; setClause skips only undefined.
-    const row = await updateRow<Row>(this.#db, this.#family.table, organizationId, id, set)
+    // `credentialsEncrypted: null` (credentials emptied) clears the column; `set` skips only undefined.
+    const set = this.#table.set({ ...rest, credentialsEncrypted: credentials === undefined ? undefined : this.#seal(id, credentials) }, 3)
+    const row = await updateRow(this.#db, this.#table, organizationId, id, set)
     if (row) this.#sink.add({ resource: this.#family.resource, action: 'updated', id })
     return row ? this.#toRecord(row) : null
   }
@@ -308,7 +258,7 @@ export class McpIntegrationRepository {
   async recordSync(organizationId: string, id: string, result: McpSyncResult, now: Date): Promise<McpIntegrationRecord | null> {
     const current = await this.get(organizationId, id)
     if (!current || current.id !== id) return null
-    let rows: Row[]
+    let rows: object[]
     if (result.ok) {
       const known = new Map(current.capabilities.map((capability) => [`${capability.type}:${capability.name}`, capability]))
       const stamp = now.toISOString()
@@ -316,20 +266,20 @@ export class McpIntegrationRepository {
         const previous = known.get(`${found.type}:${found.name}`)
         return { ...found, enabled: previous?.enabled ?? true, created_at: previous?.created_at ?? stamp, last_updated_at: stamp }
       })
-      rows = await this.#db.query<Row>(
+      rows = await this.#db.query(
         `UPDATE ${this.#family.table} SET server_info = $3::jsonb, protocol_version = $4, capability_flags = $5::jsonb, capabilities = $6::jsonb,
            sync_status = 'success', sync_error = NULL, last_synced_at = $7, sync_claimed_until = NULL, updated_at = now()
-         WHERE organization_id = $1 AND id = $2 RETURNING *`,
+         WHERE organization_id = $1 AND id = $2 RETURNING ${this.#table.columns}`,
         [organizationId, id, json(result.serverInfo), result.protocolVersion, json(result.capabilityFlags), json(capabilities), now],
       )
     } else {
-      rows = await this.#db.query<Row>(
+      rows = await this.#db.query(
         `UPDATE ${this.#family.table} SET sync_status = 'failed', sync_error = $3, last_synced_at = $4, sync_claimed_until = NULL, updated_at = now()
-         WHERE organization_id = $1 AND id = $2 RETURNING *`,
+         WHERE organization_id = $1 AND id = $2 RETURNING ${this.#table.columns}`,
         [organizationId, id, result.error.slice(0, 1000), now],
       )
     }
     this.#sink.add({ resource: this.#family.resource, action: 'updated', id })
-    return rows[0] ? this.#toRecord(rows[0]) : null
+    return rows[0] ? this.#toRecord(this.#table.toRecord(rows[0])) : null
   }
 }

@@ -4,59 +4,35 @@
  * deletion is what the compiler puts into `snapshot.prices`. Prices are USD per unit (per token,
  * per image, per second of audio).
  */
-import { isoRequired, newId } from '../rows.ts'
+import { newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
+import { boolean, number, table, text, timestamp, type RecordOf } from '../table.ts'
 import type { ChangeSink } from './sink.ts'
 
-export interface ModelPriceFields {
-  input: number | null
-  output: number | null
-  cachedInput: number | null
-  cacheWrite: number | null
-  reasoning: number | null
-  perImage: number | null
-  perAudioSecond: number | null
-}
+/** The `model_prices` table: every version of every price entry (a deletion is a version too). */
+export const modelPriceTable = table('model_prices', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  workspaceId: text().nullable().insert(),
+  provider: text().insert(),
+  model: text().insert(),
+  /** The next version is computed in the INSERT itself (see `#write`). */
+  version: number(),
+  deleted: boolean().insert(),
+  input: number().nullable().insert(),
+  output: number().nullable().insert(),
+  cachedInput: number().nullable().insert(),
+  cacheWrite: number().nullable().insert(),
+  reasoning: number().nullable().insert(),
+  perImage: number().nullable().insert(),
+  perAudioSecond: number().nullable().insert(),
+  createdBy: text().nullable().insert(),
+  createdAt: timestamp(),
+})
 
-export interface ModelPriceRecord extends ModelPriceFields {
-  id: string
-  organizationId: string
-  workspaceId: string | null
-  provider: string
-  model: string
-  version: number
-  deleted: boolean
-  createdBy: string | null
-  createdAt: string
-}
+export type ModelPriceRecord = RecordOf<typeof modelPriceTable.fields>
 
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string | null
-  provider: string
-  model: string
-  version: number
-  deleted: boolean
-  input: number | null
-  output: number | null
-  cached_input: number | null
-  cache_write: number | null
-  reasoning: number | null
-  per_image: number | null
-  per_audio_second: number | null
-  created_by: string | null
-  created_at: Date
-}
-
-function toRecord(row: Row): ModelPriceRecord {
-  return {
-    id: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id, provider: row.provider, model: row.model,
-    version: row.version, deleted: row.deleted, input: row.input, output: row.output, cachedInput: row.cached_input,
-    cacheWrite: row.cache_write, reasoning: row.reasoning, perImage: row.per_image, perAudioSecond: row.per_audio_second,
-    createdBy: row.created_by, createdAt: isoRequired(row.created_at),
-  }
-}
+export type ModelPriceFields = Pick<ModelPriceRecord, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning' | 'perImage' | 'perAudioSecond'>
 
 export interface ModelPriceKey {
   workspaceId: string | null
@@ -76,15 +52,14 @@ export class ModelPriceRepository {
   async #write(organizationId: string, key: ModelPriceKey, fields: ModelPriceFields | null, createdBy: string | null): Promise<ModelPriceRecord> {
     const f = fields ?? { input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null, perImage: null, perAudioSecond: null }
     // The next version in one statement: the unique index turns a concurrent writer's race into a conflict (409).
-    const [row] = await this.#db.query<Row>(
-      `INSERT INTO model_prices (id, organization_id, workspace_id, provider, model, version, deleted, input, output, cached_input,
-         cache_write, reasoning, per_image, per_audio_second, created_by)
-       SELECT $1, $2, $3, $4, $5, coalesce(max(version), 0) + 1, $6, $7, $8, $9, $10, $11, $12, $13, $14
-       FROM model_prices WHERE organization_id = $2 AND coalesce(workspace_id, '') = coalesce($3, '') AND provider = $4 AND model = $5
-       RETURNING *`,
-      [newId(), organizationId, key.workspaceId, key.provider, key.model, fields === null, f.input, f.output, f.cachedInput, f.cacheWrite, f.reasoning, f.perImage, f.perAudioSecond, createdBy],
+    const insert = modelPriceTable.insert({ ...f, organizationId, workspaceId: key.workspaceId, provider: key.provider, model: key.model, deleted: fields === null, createdBy }, 5)
+    const [row] = await this.#db.query(
+      `INSERT INTO model_prices (${insert.columns}, version) SELECT ${insert.values}, coalesce(max(version), 0) + 1
+       FROM model_prices WHERE organization_id = $1 AND coalesce(workspace_id, '') = coalesce($2, '') AND provider = $3 AND model = $4
+       RETURNING ${modelPriceTable.columns}`,
+      [organizationId, key.workspaceId, key.provider, key.model, ...insert.params],
     )
-    const record = toRecord(row!)
+    const record = modelPriceTable.toRecord(row!)
     this.#sink.add({ resource: 'model_price', action: fields === null ? 'deleted' : 'updated', id: record.id })
     return record
   }
@@ -102,23 +77,22 @@ export class ModelPriceRepository {
 
   /** The newest live version of every entry (optionally one workspace's and the organisation's). */
   async current(organizationId: string): Promise<ModelPriceRecord[]> {
-    const rows = await this.#db.query<Row>(
-      `SELECT * FROM (
+    const rows = await this.#db.query(
+      `SELECT ${modelPriceTable.columns} FROM (
          SELECT DISTINCT ON (coalesce(workspace_id, ''), provider, model) * FROM model_prices WHERE organization_id = $1
          ORDER BY coalesce(workspace_id, ''), provider, model, version DESC
        ) latest WHERE NOT deleted ORDER BY provider, model, workspace_id NULLS FIRST`,
       [organizationId],
     )
-    return rows.map(toRecord)
+    return rows.map((row) => modelPriceTable.toRecord(row))
   }
 
   /** Every version of one entry, newest first. */
   async history(organizationId: string, key: ModelPriceKey): Promise<ModelPriceRecord[]> {
-    const rows = await this.#db.query<Row>(
-      `SELECT * FROM model_prices WHERE organization_id = $1 AND coalesce(workspace_id, '') = coalesce($2, '') AND provider = $3 AND model = $4
-       ORDER BY version DESC`,
+    return modelPriceTable.rows(
+      this.#db,
+      "WHERE organization_id = $1 AND coalesce(workspace_id, '') = coalesce($2, '') AND provider = $3 AND model = $4 ORDER BY version DESC",
       [organizationId, key.workspaceId, key.provider, key.model],
     )
-    return rows.map(toRecord)
   }
 }

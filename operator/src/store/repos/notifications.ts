@@ -6,29 +6,33 @@
  * retried with backoff by `due`/`markFailed`. The lease is compare-and-set: it is taken when free or
  * expired, and renewed only by its holder.
  */
-import { iso, isoRequired, json, newId } from '../rows.ts'
+import { newId } from '../rows.ts'
+import { jsonb, number, table, text, timestamp, type RecordOf } from '../table.ts'
 import type { SqlExecutor } from '../sql.ts'
 
 export type NotificationKind = 'usage_threshold' | 'usage_exhausted' | 'key_rotation_upcoming' | 'key_rotation_completed' | 'key_expiry_warning'
 export type NotificationStatus = 'pending' | 'sent' | 'failed' | 'not_sent'
 
-export interface NotificationRecord {
-  id: string
-  organizationId: string
-  kind: NotificationKind
-  dedupeKey: string
-  subjectType: string
-  subjectId: string
-  recipients: string[]
-  messageSubject: string
-  messageText: string
-  status: NotificationStatus
-  attempts: number
-  lastError: string | null
-  nextAttemptAt: string | null
-  sentAt: string | null
-  createdAt: string
-}
+/** The `notifications` table: one row per notification, so nothing is sent twice. */
+export const notificationTable = table('notifications', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  kind: text<NotificationKind>().insert(),
+  dedupeKey: text().insert(),
+  subjectType: text().insert(),
+  subjectId: text().insert(),
+  recipients: jsonb<string[]>().insert(),
+  messageSubject: text().insert(),
+  messageText: text().insert(),
+  status: text<NotificationStatus>(),
+  attempts: number(),
+  lastError: text().nullable(),
+  nextAttemptAt: timestamp().nullable().insert(),
+  sentAt: timestamp().nullable(),
+  createdAt: timestamp().insert(),
+})
+
+export type NotificationRecord = RecordOf<typeof notificationTable.fields>
 
 export interface NewNotification {
   organizationId: string
@@ -42,31 +46,6 @@ export interface NewNotification {
   now: Date
 }
 
-interface Row {
-  id: string
-  organization_id: string
-  kind: NotificationKind
-  dedupe_key: string
-  subject_type: string
-  subject_id: string
-  recipients: string[]
-  message_subject: string
-  message_text: string
-  status: NotificationStatus
-  attempts: number
-  last_error: string | null
-  next_attempt_at: Date | null
-  sent_at: Date | null
-  created_at: Date
-}
-
-const toRecord = (row: Row): NotificationRecord => ({
-  id: row.id, organizationId: row.organization_id, kind: row.kind, dedupeKey: row.dedupe_key, subjectType: row.subject_type, subjectId: row.subject_id,
-  recipients: row.recipients, messageSubject: row.message_subject, messageText: row.message_text, status: row.status, attempts: row.attempts,
-  lastError: row.last_error, nextAttemptAt: iso(row.next_attempt_at), sentAt: iso(row.sent_at), createdAt: isoRequired(row.created_at),
-})
-
-/** Users to tell about a workspace's usage: its admins and managers, and the organisation's owners and admins. */
 export interface Recipient {
   email: string
 }
@@ -80,23 +59,15 @@ export class NotificationRepository {
 
   /** Records a notification to send; null when one with the same dedupe key exists already. */
   async record(input: NewNotification): Promise<NotificationRecord | null> {
-    const rows = await this.#db.query<Row>(
-      `INSERT INTO notifications (id, organization_id, kind, dedupe_key, subject_type, subject_id, recipients, message_subject, message_text, next_attempt_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $10)
-       ON CONFLICT (organization_id, dedupe_key) DO NOTHING RETURNING *`,
-      [newId(), input.organizationId, input.kind, input.dedupeKey, input.subjectType, input.subjectId, json(input.recipients), input.messageSubject,
-        input.messageText, input.now.toISOString()],
-    )
-    return rows[0] ? toRecord(rows[0]) : null
+    const { now, ...fields } = input
+    const insert = notificationTable.insert({ ...fields, nextAttemptAt: now.toISOString(), createdAt: now.toISOString() })
+    const [row] = await this.#db.query(`${insert.sql} ON CONFLICT (organization_id, dedupe_key) DO NOTHING RETURNING ${notificationTable.columns}`, insert.params)
+    return row ? notificationTable.toRecord(row) : null
   }
 
   /** Pending and failed notifications whose next attempt has come, oldest first. */
   async due(now: Date, limit: number): Promise<NotificationRecord[]> {
-    const rows = await this.#db.query<Row>(
-      `SELECT * FROM notifications WHERE status IN ('pending', 'failed') AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2`,
-      [now.toISOString(), limit],
-    )
-    return rows.map(toRecord)
+    return notificationTable.rows(this.#db, "WHERE status IN ('pending', 'failed') AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2", [now.toISOString(), limit])
   }
 
   async markSent(id: string, now: Date): Promise<void> {
@@ -115,10 +86,9 @@ export class NotificationRepository {
   }
 
   async list(organizationId: string, filter: { kind?: NotificationKind } = {}): Promise<NotificationRecord[]> {
-    const rows = filter.kind
-      ? await this.#db.query<Row>('SELECT * FROM notifications WHERE organization_id = $1 AND kind = $2 ORDER BY created_at, id', [organizationId, filter.kind])
-      : await this.#db.query<Row>('SELECT * FROM notifications WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
-    return rows.map(toRecord)
+    return filter.kind
+      ? notificationTable.rows(this.#db, 'WHERE organization_id = $1 AND kind = $2 ORDER BY created_at, id', [organizationId, filter.kind])
+      : notificationTable.rows(this.#db, 'WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
   }
 
   /** E-mail addresses of a workspace's admins and managers and of the organisation's owners and admins. */

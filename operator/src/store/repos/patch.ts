@@ -1,29 +1,10 @@
 /**
- * Builds `SET col = $n` lists for partial updates. Column names come from a fixed map written in
- * the repository (never from the request); values are always bound parameters.
+ * Row updates and deletes addressed by (organization_id, id). The SET clause comes from the table's
+ * definition (`Table.set`); table names come from definitions or the fixed list below, never from
+ * input, and values are always bound parameters.
  */
 import type { SqlExecutor } from '../sql.ts'
-
-export type ColumnKind = 'value' | 'jsonb' | 'timestamptz'
-
-export function setClause<P extends object>(
-  patch: P,
-  columns: { [K in keyof P]?: readonly [column: string, kind: ColumnKind] },
-  firstParam: number,
-): { sql: string; params: unknown[] } {
-  const parts: string[] = []
-  const params: unknown[] = []
-  for (const [field, spec] of Object.entries(columns) as Array<[keyof P, readonly [string, ColumnKind]]>) {
-    if (!(field in patch) || patch[field] === undefined) continue
-    const value = patch[field]
-    const [column, kind] = spec
-    params.push(kind === 'jsonb' ? JSON.stringify(value) : value)
-    const bound = `$${firstParam + params.length - 1}`
-    parts.push(`${column} = ${kind === 'value' ? bound : `${bound}::${kind}`}`)
-  }
-  parts.push('updated_at = now()')
-  return { sql: parts.join(', '), params }
-}
+import type { Bound, Fields, RecordOf, Table } from '../table.ts'
 
 /** Tables whose rows are addressed by (organization_id, id). A fixed list: table names are never input. */
 export type OrganizationTable =
@@ -42,16 +23,16 @@ export type OrganizationTable =
   | 'users'
   | 'workspaces'
 
-/** Applies a `setClause` (built with `firstParam` 3) to one row of the organisation; the row after, if any. */
-export async function updateRow<Row>(
+/** Applies a SET clause (built with `firstParam` 3) to one row of the organisation; the record after, if any. */
+export async function updateRow<F extends Fields>(
   db: SqlExecutor,
-  table: OrganizationTable,
+  table: Table<F>,
   organizationId: string,
   id: string,
-  set: { sql: string; params: unknown[] },
-): Promise<Row | undefined> {
-  const rows = await db.query<Row>(`UPDATE ${table} SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-  return rows[0]
+  set: Bound,
+): Promise<RecordOf<F> | undefined> {
+  const rows = await db.query(`UPDATE ${table.name} SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING ${table.columns}`, [organizationId, id, ...set.params])
+  return rows[0] ? table.toRecord(rows[0]) : undefined
 }
 
 /** Deletes one row of the organisation; whether it existed. */

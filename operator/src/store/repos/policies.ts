@@ -2,96 +2,45 @@
  * Usage-limit (budget) and rate-limit policies: which requests (conditions), counted per what
  * (group_by), and the limit. Usage per value key lives in policy_usage, written by accounting.
  */
-import { iso, isoRequired, json, newId } from '../rows.ts'
+import { json, newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
+import { boolean, jsonb, number, table, text, timestamp, type RecordOf } from '../table.ts'
 import { selectPage, Where } from './filters.ts'
-import { deleteRow, setClause, updateRow } from './patch.ts'
+import { deleteRow, updateRow } from './patch.ts'
 import type { ChangeSink } from './sink.ts'
 import type { ManagedBy } from './workspaces.ts'
 
 export type PolicyKind = 'usage_limits' | 'rate_limits'
 
-export interface PolicyRecord {
-  id: string
-  organizationId: string
-  workspaceId: string | null
-  kind: PolicyKind
-  name: string | null
-  conditions: Array<{ key: string; value: string }>
-  groupBy: Array<{ key: string }>
-  type: 'requests' | 'tokens' | 'cost'
-  unit: 'rpm' | 'rph' | 'rpd' | 'rpw' | null
-  value: number | null
-  creditLimit: number | null
-  alertThreshold: number | null
-  periodicReset: 'weekly' | 'monthly' | null
-  periodicResetDays: number | null
-  nextUsageResetAt: string | null
-  lastResetAt: string | null
-  status: 'active' | 'archived'
+/** The `policies` table; `PolicyRecord` and every query below derive from it. */
+export const policyTable = table('policies', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  workspaceId: text().nullable().insert(),
+  kind: text<PolicyKind>().insert(),
+  name: text().nullable().insert().patch(),
+  conditions: jsonb<Array<{ key: string; value: string }>>().insert().patch(),
+  groupBy: jsonb<Array<{ key: string }>>().insert().patch(),
+  type: text<'requests' | 'tokens' | 'cost'>().insert().patch(),
+  unit: text<'rpm' | 'rph' | 'rpd' | 'rpw'>().nullable().insert().patch(),
+  value: number().nullable().insert().patch(),
+  creditLimit: number().nullable().insert().patch(),
+  alertThreshold: number().nullable().insert().patch(),
+  periodicReset: text<'weekly' | 'monthly'>().nullable().insert().patch(),
+  periodicResetDays: number().nullable().insert().patch(),
+  nextUsageResetAt: timestamp().nullable().insert().patch(),
+  lastResetAt: timestamp().nullable().patch(),
+  status: text<'active' | 'archived'>().patch(),
   /** Evaluate and report, never refuse. */
-  shadow: boolean
+  shadow: boolean().insert(false).patch(),
   /** When the gateway's counter store is unreachable; null: the gateway's default for the limit. */
-  failureMode: 'open' | 'closed' | null
-  managedBy: ManagedBy
-  createdAt: string
-  updatedAt: string
-}
+  failureMode: text<'open' | 'closed'>().nullable().insert().patch(),
+  managedBy: text<NonNullable<ManagedBy>>().nullable().insert().patch(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
 
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string | null
-  kind: PolicyKind
-  name: string | null
-  conditions: Array<{ key: string; value: string }>
-  group_by: Array<{ key: string }>
-  type: 'requests' | 'tokens' | 'cost'
-  unit: PolicyRecord['unit']
-  value: string | number | null
-  credit_limit: string | number | null
-  alert_threshold: string | number | null
-  periodic_reset: 'weekly' | 'monthly' | null
-  periodic_reset_days: number | null
-  next_usage_reset_at: Date | null
-  last_reset_at: Date | null
-  status: 'active' | 'archived'
-  shadow: boolean
-  failure_mode: 'open' | 'closed' | null
-  managed_by: ManagedBy
-  created_at: Date
-  updated_at: Date
-}
-
-/** numeric columns come back as strings from pg and as numbers from PGlite. */
-const num = (value: string | number | null): number | null => (value === null ? null : Number(value))
-
-function toRecord(row: Row): PolicyRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    kind: row.kind,
-    name: row.name,
-    conditions: row.conditions,
-    groupBy: row.group_by,
-    type: row.type,
-    unit: row.unit,
-    value: num(row.value),
-    creditLimit: num(row.credit_limit),
-    alertThreshold: num(row.alert_threshold),
-    periodicReset: row.periodic_reset,
-    periodicResetDays: row.periodic_reset_days,
-    nextUsageResetAt: iso(row.next_usage_reset_at),
-    lastResetAt: iso(row.last_reset_at),
-    status: row.status,
-    shadow: row.shadow,
-    failureMode: row.failure_mode,
-    managedBy: row.managed_by,
-    createdAt: isoRequired(row.created_at),
-    updatedAt: isoRequired(row.updated_at),
-  }
-}
+export type PolicyRecord = RecordOf<typeof policyTable.fields>
 
 export interface PolicyInput {
   organizationId: string
@@ -135,22 +84,13 @@ export class PolicyRepository {
   }
 
   async create(input: PolicyInput): Promise<PolicyRecord> {
-    const id = newId()
-    const rows = await this.#db.query<Row>(
-      `INSERT INTO policies (id, organization_id, workspace_id, kind, name, conditions, group_by, type, unit, value, credit_limit,
-         alert_threshold, periodic_reset, periodic_reset_days, next_usage_reset_at, managed_by, shadow, failure_mode)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING *`,
-      [id, input.organizationId, input.workspaceId, input.kind, input.name ?? null, json(input.conditions), json(input.groupBy), input.type,
-        input.unit ?? null, input.value ?? null, input.creditLimit ?? null, input.alertThreshold ?? null, input.periodicReset ?? null,
-        input.periodicResetDays ?? null, input.nextUsageResetAt ?? null, input.managedBy ?? null, input.shadow ?? false, input.failureMode ?? null],
-    )
-    this.#sink.add({ resource: 'policy', action: 'created', id })
-    return toRecord(rows[0]!)
+    const record = await policyTable.create(this.#db, input)
+    this.#sink.add({ resource: 'policy', action: 'created', id: record.id })
+    return record
   }
 
   async get(organizationId: string, kind: PolicyKind, id: string): Promise<PolicyRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM policies WHERE organization_id = $1 AND kind = $2 AND id = $3', [organizationId, kind, id])
-    return rows[0] ? toRecord(rows[0]) : null
+    return policyTable.row(this.#db, 'WHERE organization_id = $1 AND kind = $2 AND id = $3', [organizationId, kind, id])
   }
 
   async list(
@@ -166,22 +106,14 @@ export class PolicyRepository {
     where.maybe('status = ?', filter.status)
     where.maybe('type = ?', filter.type)
     where.maybe('unit = ?', filter.unit)
-    const { total, rows } = await selectPage<Row>(this.#db, 'policies', where, page, pageSize)
-    return { total, data: rows.map(toRecord) }
+    return selectPage(this.#db, policyTable, where, page, pageSize)
   }
 
   async update(organizationId: string, id: string, patch: PolicyPatch): Promise<PolicyRecord | null> {
-    const set = setClause(patch, {
-      name: ['name', 'value'], conditions: ['conditions', 'jsonb'], groupBy: ['group_by', 'jsonb'], type: ['type', 'value'], unit: ['unit', 'value'],
-      value: ['value', 'value'], creditLimit: ['credit_limit', 'value'], alertThreshold: ['alert_threshold', 'value'],
-      periodicReset: ['periodic_reset', 'value'], periodicResetDays: ['periodic_reset_days', 'value'],
-      nextUsageResetAt: ['next_usage_reset_at', 'timestamptz'], lastResetAt: ['last_reset_at', 'timestamptz'], status: ['status', 'value'],
-      managedBy: ['managed_by', 'value'], shadow: ['shadow', 'value'], failureMode: ['failure_mode', 'value'],
-    }, 3)
-    const row = await updateRow<Row>(this.#db, 'policies', organizationId, id, set)
-    if (!row) return null
+    const record = await updateRow(this.#db, policyTable, organizationId, id, policyTable.set(patch, 3))
+    if (!record) return null
     this.#sink.add({ resource: 'policy', action: 'updated', id })
-    return toRecord(row)
+    return record
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {

@@ -4,49 +4,26 @@
  * to an organisation, optionally narrowed to one workspace.
  */
 import type { SqlExecutor } from '../sql.ts'
-import { isoRequired, json, newId } from '../rows.ts'
+import { json, newId } from '../rows.ts'
+import { boolean, table, text, timestamp, type RecordOf } from '../table.ts'
 import type { ChangeSink } from './sink.ts'
 
-export interface PromptLabelRecord {
-  id: string
-  organizationId: string | null
-  workspaceId: string | null
-  name: string
-  description: string | null
-  colorCode: string | null
-  isUniversal: boolean
-  status: 'active' | 'archived'
-  createdAt: string
-  updatedAt: string
-}
+/** The `prompt_labels` table; `PromptLabelRecord` and every query below derive from it. */
+export const promptLabelTable = table('prompt_labels', {
+  id: text().generated(newId),
+  /** null: a universal label, shared by every organisation. */
+  organizationId: text().nullable().insert(),
+  workspaceId: text().nullable().insert(),
+  name: text().insert().patch(),
+  description: text().nullable().insert().patch(),
+  colorCode: text().nullable().insert().patch(),
+  isUniversal: boolean(),
+  status: text<'active' | 'archived'>(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
 
-interface Row {
-  id: string
-  organization_id: string | null
-  workspace_id: string | null
-  name: string
-  description: string | null
-  color_code: string | null
-  is_universal: boolean
-  status: 'active' | 'archived'
-  created_at: Date
-  updated_at: Date
-}
-
-function toRecord(row: Row): PromptLabelRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    description: row.description,
-    colorCode: row.color_code,
-    isUniversal: row.is_universal,
-    status: row.status,
-    createdAt: isoRequired(row.created_at),
-    updatedAt: isoRequired(row.updated_at),
-  }
-}
+export type PromptLabelRecord = RecordOf<typeof promptLabelTable.fields>
 
 export interface PromptLabelInput {
   organizationId: string
@@ -66,37 +43,31 @@ export class PromptLabelRepository {
   }
 
   async create(input: PromptLabelInput): Promise<PromptLabelRecord> {
-    const rows = await this.#db.query<Row>('INSERT INTO prompt_labels (id, organization_id, workspace_id, name, description, color_code) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
-      [newId(), input.organizationId, input.workspaceId, input.name, input.description, input.colorCode])
-    return toRecord(rows[0]!)
+    return promptLabelTable.create(this.#db, input)
   }
 
   /** A label the organisation can use: universal, organisation-wide, or of one of its workspaces. */
   async get(organizationId: string, id: string): Promise<PromptLabelRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM prompt_labels WHERE id = $1 AND (organization_id = $2 OR is_universal)', [id, organizationId])
-    return rows[0] ? toRecord(rows[0]) : null
+    return promptLabelTable.row(this.#db, 'WHERE id = $1 AND (organization_id = $2 OR is_universal)', [id, organizationId])
   }
 
   /** Universal and organisation-wide labels, plus those of the given workspaces (null: all). */
   async list(organizationId: string, workspaceIds: readonly string[] | null, search?: string): Promise<PromptLabelRecord[]> {
-    const rows = await this.#db.query<Row>(
-      `SELECT * FROM prompt_labels WHERE (is_universal OR (organization_id = $1 AND (workspace_id IS NULL
+    return promptLabelTable.rows(
+      this.#db,
+      `WHERE (is_universal OR (organization_id = $1 AND (workspace_id IS NULL
          OR $2::jsonb IS NULL OR workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text($2::jsonb))))))
          AND ($3::text IS NULL OR name ILIKE '%' || $3 || '%')
        ORDER BY is_universal DESC, created_at, id`,
       [organizationId, workspaceIds === null ? null : json(workspaceIds), search ?? null],
     )
-    return rows.map(toRecord)
   }
 
   async update(id: string, changes: { name?: string; description?: string | null; colorCode?: string | null }): Promise<PromptLabelRecord | null> {
-    const rows = await this.#db.query<Row>(
-      `UPDATE prompt_labels SET name = coalesce($2, name), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
-         color_code = CASE WHEN $5::boolean THEN $6 ELSE color_code END, updated_at = now() WHERE id = $1 AND NOT is_universal RETURNING *`,
-      [id, changes.name ?? null, changes.description !== undefined, changes.description ?? null, changes.colorCode !== undefined, changes.colorCode ?? null],
-    )
-    if (rows[0]) this.#sink.add({ resource: 'prompt', action: 'updated', id })
-    return rows[0] ? toRecord(rows[0]) : null
+    const set = promptLabelTable.set(changes, 2)
+    const [row] = await this.#db.query(`UPDATE prompt_labels SET ${set.sql} WHERE id = $1 AND NOT is_universal RETURNING ${promptLabelTable.columns}`, [id, ...set.params])
+    if (row) this.#sink.add({ resource: 'prompt', action: 'updated', id })
+    return row ? promptLabelTable.toRecord(row) : null
   }
 
   async delete(id: string): Promise<boolean> {

@@ -3,71 +3,37 @@
  * versions. Updating the text writes a new version; `publish` picks the version gateways render.
  */
 import type { SqlExecutor } from '../sql.ts'
-import { isoRequired, json, newId } from '../rows.ts'
+import { json, newId } from '../rows.ts'
+import { number, table, text, timestamp, type RecordOf } from '../table.ts'
 import type { ChangeSink } from './sink.ts'
 
-export interface PromptPartialRecord {
-  id: string
-  organizationId: string
-  workspaceId: string
-  collectionId: string | null
-  slug: string
-  name: string
-  defaultVersionId: string | null
-  status: 'active' | 'archived'
-  createdAt: string
-  updatedAt: string
-}
+/** The `prompt_partials` table; `PromptPartialRecord` and every query below derive from it. */
+export const promptPartialTable = table('prompt_partials', {
+  id: text().insert(),
+  organizationId: text().insert(),
+  workspaceId: text().insert(),
+  collectionId: text().nullable().insert(),
+  slug: text().insert(),
+  name: text().insert().patch(),
+  defaultVersionId: text().nullable(),
+  status: text<'active' | 'archived'>().patch(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
 
-export interface PromptPartialVersionRecord {
-  id: string
-  partialId: string
-  version: number
-  template: string
-  description: string | null
-  createdAt: string
-}
+export type PromptPartialRecord = RecordOf<typeof promptPartialTable.fields>
 
-interface Row {
-  id: string
-  organization_id: string
-  workspace_id: string
-  collection_id: string | null
-  slug: string
-  name: string
-  default_version_id: string | null
-  status: 'active' | 'archived'
-  created_at: Date
-  updated_at: Date
-}
+/** The `prompt_partial_versions` table: every version of every partial. */
+export const promptPartialVersionTable = table('prompt_partial_versions', {
+  id: text().generated(newId),
+  partialId: text().insert(),
+  version: number().insert(),
+  template: text().insert(),
+  description: text().nullable().insert(),
+  createdAt: timestamp(),
+})
 
-interface VersionRow {
-  id: string
-  partial_id: string
-  version: number
-  template: string
-  description: string | null
-  created_at: Date
-}
-
-function toRecord(row: Row): PromptPartialRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    collectionId: row.collection_id,
-    slug: row.slug,
-    name: row.name,
-    defaultVersionId: row.default_version_id,
-    status: row.status,
-    createdAt: isoRequired(row.created_at),
-    updatedAt: isoRequired(row.updated_at),
-  }
-}
-
-function toVersion(row: VersionRow): PromptPartialVersionRecord {
-  return { id: row.id, partialId: row.partial_id, version: row.version, template: row.template, description: row.description, createdAt: isoRequired(row.created_at) }
-}
+export type PromptPartialVersionRecord = RecordOf<typeof promptPartialVersionTable.fields>
 
 export interface PromptPartialInput {
   organizationId: string
@@ -89,18 +55,16 @@ export class PromptPartialRepository {
   /** Creates the partial with version 1, published. Run inside a transaction. */
   async create(input: PromptPartialInput, template: string, description: string | null): Promise<{ partial: PromptPartialRecord; version: PromptPartialVersionRecord }> {
     const id = newId()
-    await this.#db.query('INSERT INTO prompt_partials (id, organization_id, workspace_id, collection_id, slug, name) VALUES ($1, $2, $3, $4, $5, $6)',
-      [id, input.organizationId, input.workspaceId, input.collectionId, input.slug, input.name])
+    const insert = promptPartialTable.insert({ ...input, id })
+    await this.#db.query(insert.sql, insert.params)
     const version = await this.#insertVersion(id, 1, template, description)
-    const rows = await this.#db.query<Row>('UPDATE prompt_partials SET default_version_id = $2 WHERE id = $1 RETURNING *', [id, version.id])
+    const [row] = await this.#db.query(`UPDATE prompt_partials SET default_version_id = $2 WHERE id = $1 RETURNING ${promptPartialTable.columns}`, [id, version.id])
     this.#sink.add({ resource: 'prompt', action: 'created', id })
-    return { partial: toRecord(rows[0]!), version }
+    return { partial: promptPartialTable.toRecord(row!), version }
   }
 
   async #insertVersion(partialId: string, number: number, template: string, description: string | null): Promise<PromptPartialVersionRecord> {
-    const rows = await this.#db.query<VersionRow>('INSERT INTO prompt_partial_versions (id, partial_id, version, template, description) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-      [newId(), partialId, number, template, description])
-    return toVersion(rows[0]!)
+    return promptPartialVersionTable.create(this.#db, { partialId, version: number, template, description })
   }
 
   /** Writes the next version. Run inside a transaction. */
@@ -113,10 +77,10 @@ export class PromptPartialRepository {
   }
 
   async update(id: string, changes: { name?: string; status?: 'active' | 'archived' }): Promise<PromptPartialRecord | null> {
-    const rows = await this.#db.query<Row>('UPDATE prompt_partials SET name = coalesce($2, name), status = coalesce($3, status), updated_at = now() WHERE id = $1 RETURNING *',
-      [id, changes.name ?? null, changes.status ?? null])
-    if (rows[0]) this.#sink.add({ resource: 'prompt', action: 'updated', id })
-    return rows[0] ? toRecord(rows[0]) : null
+    const set = promptPartialTable.set(changes, 2)
+    const [row] = await this.#db.query(`UPDATE prompt_partials SET ${set.sql} WHERE id = $1 RETURNING ${promptPartialTable.columns}`, [id, ...set.params])
+    if (row) this.#sink.add({ resource: 'prompt', action: 'updated', id })
+    return row ? promptPartialTable.toRecord(row) : null
   }
 
   async publish(id: string, versionId: string): Promise<void> {
@@ -126,47 +90,41 @@ export class PromptPartialRepository {
 
   /** By id, slug or name (templates name partials by name). */
   async get(organizationId: string, idOrSlug: string, workspaceId?: string): Promise<PromptPartialRecord | null> {
-    const rows = await this.#db.query<Row>(
-      `SELECT * FROM prompt_partials WHERE organization_id = $1 AND (id = $2 OR slug = $2 OR name = $2) AND ($3::text IS NULL OR workspace_id = $3)
-       ORDER BY (id = $2) DESC LIMIT 1`,
+    return promptPartialTable.row(
+      this.#db,
+      'WHERE organization_id = $1 AND (id = $2 OR slug = $2 OR name = $2) AND ($3::text IS NULL OR workspace_id = $3) ORDER BY (id = $2) DESC LIMIT 1',
       [organizationId, idOrSlug, workspaceId ?? null],
     )
-    return rows[0] ? toRecord(rows[0]) : null
   }
 
   async list(organizationId: string, workspaceIds: readonly string[] | null, collectionId?: string): Promise<PromptPartialRecord[]> {
-    const rows = await this.#db.query<Row>(
-      `SELECT * FROM prompt_partials WHERE organization_id = $1
+    return promptPartialTable.rows(
+      this.#db,
+      `WHERE organization_id = $1
          AND ($2::jsonb IS NULL OR workspace_id = ANY(ARRAY(SELECT jsonb_array_elements_text($2::jsonb))))
          AND ($3::text IS NULL OR collection_id = $3) ORDER BY created_at, id`,
       [organizationId, workspaceIds === null ? null : json(workspaceIds), collectionId ?? null],
     )
-    return rows.map(toRecord)
   }
 
   async versions(partialId: string): Promise<PromptPartialVersionRecord[]> {
-    const rows = await this.#db.query<VersionRow>('SELECT * FROM prompt_partial_versions WHERE partial_id = $1 ORDER BY version DESC', [partialId])
-    return rows.map(toVersion)
+    return promptPartialVersionTable.rows(this.#db, 'WHERE partial_id = $1 ORDER BY version DESC', [partialId])
   }
 
   async version(partialId: string, idOrNumber: string): Promise<PromptPartialVersionRecord | null> {
     const number = /^[0-9]{1,9}$/.test(idOrNumber) ? Number(idOrNumber) : -1
-    const rows = await this.#db.query<VersionRow>('SELECT * FROM prompt_partial_versions WHERE partial_id = $1 AND (id = $2 OR version = $3)', [partialId, idOrNumber, number])
-    return rows[0] ? toVersion(rows[0]) : null
+    return promptPartialVersionTable.row(this.#db, 'WHERE partial_id = $1 AND (id = $2 OR version = $3)', [partialId, idOrNumber, number])
   }
 
   /** The published text of every active partial (for the snapshot). */
   async published(organizationId: string): Promise<Array<{ partial: PromptPartialRecord; version: PromptPartialVersionRecord }>> {
-    const rows = await this.#db.query<Row & { v_id: string; v_version: number; v_template: string; v_description: string | null; v_created_at: Date }>(
-      `SELECT p.*, v.id AS v_id, v.version AS v_version, v.template AS v_template, v.description AS v_description, v.created_at AS v_created_at
+    const rows = await this.#db.query(
+      `SELECT ${promptPartialTable.columnsOf('p')}, ${promptPartialVersionTable.columnsOf('v', 'v_')}
        FROM prompt_partials p JOIN prompt_partial_versions v ON v.id = p.default_version_id
        WHERE p.organization_id = $1 AND p.status = 'active' ORDER BY p.created_at, p.id`,
       [organizationId],
     )
-    return rows.map((row) => ({
-      partial: toRecord(row),
-      version: toVersion({ id: row.v_id, partial_id: row.id, version: row.v_version, template: row.v_template, description: row.v_description, created_at: row.v_created_at }),
-    }))
+    return rows.map((row) => ({ partial: promptPartialTable.toRecord(row), version: promptPartialVersionTable.toRecord(row, 'v_') }))
   }
 
   async delete(organizationId: string, id: string): Promise<boolean> {

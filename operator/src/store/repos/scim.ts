@@ -8,30 +8,41 @@
  * given by hand (not marked) is never changed or removed by SCIM.
  */
 import type { SqlExecutor } from '../sql.ts'
-import { iso, isoRequired, newId } from '../rows.ts'
+import { isoRequired, newId } from '../rows.ts'
+import { table, text, timestamp, type RecordOf } from '../table.ts'
 import type { ChangeSink } from './sink.ts'
 import { Where } from './filters.ts'
 import type { WorkspaceRole } from './members.ts'
 
-export interface ScimTokenRecord {
-  id: string
-  organizationId: string
-  name: string
-  createdBy: string | null
-  createdAt: string
-  lastUsedAt: string | null
-  revokedAt: string | null
-}
+/** The `scim_tokens` table; the hash is written, never read back into a record. */
+export const scimTokenTable = table('scim_tokens', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  name: text().insert(),
+  tokenHash: text().insert().hidden(),
+  createdBy: text().nullable().insert(),
+  createdAt: timestamp(),
+  lastUsedAt: timestamp().nullable(),
+  revokedAt: timestamp().nullable(),
+})
 
-export interface ScimGroupRecord {
-  id: string
-  organizationId: string
-  displayName: string
-  externalId: string | null
+export type ScimTokenRecord = RecordOf<typeof scimTokenTable.fields>
+
+/** The `scim_groups` table; a group's record adds its members (from `scim_group_members`). */
+export const scimGroupTable = table('scim_groups', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  displayName: text().insert().patch(),
+  externalId: text().nullable().insert().patch(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
+
+type ScimGroupRow = RecordOf<typeof scimGroupTable.fields>
+
+export type ScimGroupRecord = ScimGroupRow & {
   /** Member user ids, oldest first. */
   memberIds: string[]
-  createdAt: string
-  updatedAt: string
 }
 
 export interface ScimMappingRecord {
@@ -43,25 +54,6 @@ export interface ScimMappingRecord {
   role: WorkspaceRole
   status: 'active' | 'archived'
   createdAt: string
-}
-
-interface TokenRow {
-  id: string
-  organization_id: string
-  name: string
-  created_by: string | null
-  created_at: Date
-  last_used_at: Date | null
-  revoked_at: Date | null
-}
-
-interface GroupRow {
-  id: string
-  organization_id: string
-  display_name: string
-  external_id: string | null
-  created_at: Date
-  updated_at: Date
 }
 
 interface MappingRow {
@@ -76,18 +68,6 @@ interface MappingRow {
 }
 
 const ROLE_STRENGTH: Record<WorkspaceRole, number> = { member: 0, manager: 1, admin: 2 }
-
-function toToken(row: TokenRow): ScimTokenRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    name: row.name,
-    createdBy: row.created_by,
-    createdAt: isoRequired(row.created_at),
-    lastUsedAt: iso(row.last_used_at),
-    revokedAt: iso(row.revoked_at),
-  }
-}
 
 function toMapping(row: MappingRow): ScimMappingRecord {
   return {
@@ -117,25 +97,20 @@ export class ScimRepository {
   // Tokens -------------------------------------------------------------------------------------
 
   async createToken(input: { organizationId: string; name: string; tokenHash: string; createdBy: string | null }): Promise<ScimTokenRecord> {
-    const rows = await this.#db.query<TokenRow>(
-      'INSERT INTO scim_tokens (id, organization_id, name, token_hash, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-      [newId(), input.organizationId, input.name, input.tokenHash, input.createdBy],
-    )
-    return toToken(rows[0]!)
+    return scimTokenTable.create(this.#db, input)
   }
 
   /** The live token with this hash, its last use stamped. */
   async useToken(tokenHash: string, now: Date): Promise<ScimTokenRecord | null> {
-    const rows = await this.#db.query<TokenRow>(
-      'UPDATE scim_tokens SET last_used_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL RETURNING *',
+    const [row] = await this.#db.query(
+      `UPDATE scim_tokens SET last_used_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL RETURNING ${scimTokenTable.columns}`,
       [tokenHash, now.toISOString()],
     )
-    return rows[0] ? toToken(rows[0]) : null
+    return row ? scimTokenTable.toRecord(row) : null
   }
 
   async listTokens(organizationId: string): Promise<ScimTokenRecord[]> {
-    const rows = await this.#db.query<TokenRow>('SELECT * FROM scim_tokens WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
-    return rows.map(toToken)
+    return scimTokenTable.rows(this.#db, 'WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
   }
 
   async revokeToken(organizationId: string, id: string, now: Date): Promise<boolean> {
@@ -156,49 +131,32 @@ export class ScimRepository {
     return out
   }
 
-  async #withMembers(rows: GroupRow[]): Promise<ScimGroupRecord[]> {
-    const members = await this.#members(rows.map((row) => row.id))
-    return rows.map((row) => ({
-      id: row.id,
-      organizationId: row.organization_id,
-      displayName: row.display_name,
-      externalId: row.external_id,
-      memberIds: members.get(row.id) ?? [],
-      createdAt: isoRequired(row.created_at),
-      updatedAt: isoRequired(row.updated_at),
-    }))
+  async #withMembers(groups: ScimGroupRow[]): Promise<ScimGroupRecord[]> {
+    const members = await this.#members(groups.map((group) => group.id))
+    return groups.map((group) => ({ ...group, memberIds: members.get(group.id) ?? [] }))
   }
 
   async createGroup(input: { organizationId: string; displayName: string; externalId?: string | null }): Promise<ScimGroupRecord> {
-    const rows = await this.#db.query<GroupRow>(
-      'INSERT INTO scim_groups (id, organization_id, display_name, external_id) VALUES ($1, $2, $3, $4) RETURNING *',
-      [newId(), input.organizationId, input.displayName, input.externalId ?? null],
-    )
-    return (await this.#withMembers(rows))[0]!
+    return (await this.#withMembers([await scimGroupTable.create(this.#db, input)]))[0]!
   }
 
   async getGroup(organizationId: string, id: string): Promise<ScimGroupRecord | null> {
-    const rows = await this.#db.query<GroupRow>('SELECT * FROM scim_groups WHERE organization_id = $1 AND id = $2', [organizationId, id])
+    const rows = await scimGroupTable.rows(this.#db, 'WHERE organization_id = $1 AND id = $2', [organizationId, id])
     return (await this.#withMembers(rows))[0] ?? null
   }
 
   async findGroupByName(organizationId: string, displayName: string): Promise<ScimGroupRecord | null> {
-    const rows = await this.#db.query<GroupRow>('SELECT * FROM scim_groups WHERE organization_id = $1 AND lower(display_name) = lower($2)', [organizationId, displayName])
+    const rows = await scimGroupTable.rows(this.#db, 'WHERE organization_id = $1 AND lower(display_name) = lower($2)', [organizationId, displayName])
     return (await this.#withMembers(rows))[0] ?? null
   }
 
   async listGroups(organizationId: string): Promise<ScimGroupRecord[]> {
-    const rows = await this.#db.query<GroupRow>('SELECT * FROM scim_groups WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
-    return this.#withMembers(rows)
+    return this.#withMembers(await scimGroupTable.rows(this.#db, 'WHERE organization_id = $1 ORDER BY created_at, id', [organizationId]))
   }
 
   async updateGroup(organizationId: string, id: string, patch: { displayName?: string; externalId?: string | null }): Promise<boolean> {
-    const rows = await this.#db.query(
-      `UPDATE scim_groups SET display_name = COALESCE($3, display_name),
-         external_id = CASE WHEN $4::boolean THEN $5 ELSE external_id END, updated_at = now()
-       WHERE organization_id = $1 AND id = $2 RETURNING id`,
-      [organizationId, id, patch.displayName ?? null, 'externalId' in patch, patch.externalId ?? null],
-    )
+    const set = scimGroupTable.set(patch, 3)
+    const rows = await this.#db.query(`UPDATE scim_groups SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING id`, [organizationId, id, ...set.params])
     return rows.length > 0
   }
 

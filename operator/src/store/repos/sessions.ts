@@ -8,7 +8,8 @@
  *   at each request, and a revoked or deleted row ends the session at once.
  */
 import type { SqlExecutor } from '../sql.ts'
-import { iso, isoRequired, newId } from '../rows.ts'
+import { isoRequired, newId } from '../rows.ts'
+import { table, text, timestamp, type RecordOf } from '../table.ts'
 
 export interface SsoLogin {
   organizationId: string
@@ -17,25 +18,17 @@ export interface SsoLogin {
   expiresAt: string
 }
 
-export interface SessionRecord {
-  id: string
-  organizationId: string
-  userId: string
-  startedAt: string
-  revokedAt: string | null
-}
+/** The `sessions` table; the token's hash is written, never read back into a record. */
+export const sessionTable = table('sessions', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  userId: text().insert(),
+  tokenHash: text().insert().hidden(),
+  startedAt: timestamp().insert(),
+  revokedAt: timestamp().nullable(),
+})
 
-interface SessionRow {
-  id: string
-  organization_id: string
-  user_id: string
-  started_at: Date
-  revoked_at: Date | null
-}
-
-function toSession(row: SessionRow): SessionRecord {
-  return { id: row.id, organizationId: row.organization_id, userId: row.user_id, startedAt: isoRequired(row.started_at), revokedAt: iso(row.revoked_at) }
-}
+export type SessionRecord = RecordOf<typeof sessionTable.fields>
 
 export class SessionRepository {
   readonly #db: SqlExecutor
@@ -69,16 +62,11 @@ export class SessionRepository {
   }
 
   async create(input: { organizationId: string; userId: string; tokenHash: string; startedAt: Date }): Promise<SessionRecord> {
-    const rows = await this.#db.query<SessionRow>(
-      'INSERT INTO sessions (id, organization_id, user_id, token_hash, started_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-      [newId(), input.organizationId, input.userId, input.tokenHash, input.startedAt.toISOString()],
-    )
-    return toSession(rows[0]!)
+    return sessionTable.create(this.#db, { ...input, startedAt: input.startedAt.toISOString() })
   }
 
   async findByHash(tokenHash: string): Promise<SessionRecord | null> {
-    const rows = await this.#db.query<SessionRow>('SELECT * FROM sessions WHERE token_hash = $1', [tokenHash])
-    return rows[0] ? toSession(rows[0]) : null
+    return sessionTable.row(this.#db, 'WHERE token_hash = $1', [tokenHash])
   }
 
   /** Ends every open session of a user (deactivation, sign-out everywhere). */

@@ -1,61 +1,33 @@
 /** Organisation users (owner, admin, member). */
 import type { SqlExecutor } from '../sql.ts'
-import { isoRequired, newId } from '../rows.ts'
+import { newId } from '../rows.ts'
+import { table, text, timestamp, type RecordOf } from '../table.ts'
 import type { ChangeSink } from './sink.ts'
 import { Where } from './filters.ts'
-import { deleteRow, setClause } from './patch.ts'
+import { deleteRow, updateRow } from './patch.ts'
 
 export type OrgRole = 'owner' | 'admin' | 'member'
 
-export interface UserRecord {
-  id: string
-  organizationId: string
-  email: string
-  firstName: string | null
-  lastName: string | null
-  role: OrgRole
-  status: 'active' | 'disabled'
-  externalSubject: string | null
+/** The `users` table; `UserRecord` and every query below derive from it. */
+export const userTable = table('users', {
+  id: text().generated(newId),
+  organizationId: text().insert(),
+  email: text().insert().patch(),
+  firstName: text().nullable().insert().patch(),
+  lastName: text().nullable().insert().patch(),
+  role: text<OrgRole>().insert().patch(),
+  status: text<'active' | 'disabled'>().insert('active'),
+  externalSubject: text().nullable().insert().patch(),
   /** SCIM `userName` and `externalId`, set when an identity provider provisions or links the user. */
-  scimUserName: string | null
-  scimExternalId: string | null
-  createdAt: string
-  updatedAt: string
-}
+  scimUserName: text().nullable().insert().patch(),
+  scimExternalId: text().nullable().insert().patch(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+})
+
+export type UserRecord = RecordOf<typeof userTable.fields>
 
 export type UserStatus = UserRecord['status']
-
-interface Row {
-  id: string
-  organization_id: string
-  email: string
-  first_name: string | null
-  last_name: string | null
-  role: OrgRole
-  status: 'active' | 'disabled'
-  external_subject: string | null
-  scim_user_name: string | null
-  scim_external_id: string | null
-  created_at: Date
-  updated_at: Date
-}
-
-function toRecord(row: Row): UserRecord {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    role: row.role,
-    status: row.status,
-    externalSubject: row.external_subject,
-    scimUserName: row.scim_user_name,
-    scimExternalId: row.scim_external_id,
-    createdAt: isoRequired(row.created_at),
-    updatedAt: isoRequired(row.updated_at),
-  }
-}
 
 export interface NewUser {
   organizationId: string
@@ -80,16 +52,6 @@ export interface UserPatch {
   scimExternalId?: string | null
 }
 
-const PATCH_COLUMNS = {
-  role: ['role', 'value'],
-  email: ['email', 'value'],
-  firstName: ['first_name', 'value'],
-  lastName: ['last_name', 'value'],
-  externalSubject: ['external_subject', 'value'],
-  scimUserName: ['scim_user_name', 'value'],
-  scimExternalId: ['scim_external_id', 'value'],
-} as const
-
 export class UserRepository {
   readonly #db: SqlExecutor
   readonly #sink: ChangeSink
@@ -100,46 +62,38 @@ export class UserRepository {
   }
 
   async create(input: NewUser): Promise<UserRecord> {
-    const rows = await this.#db.query<Row>(
-      `INSERT INTO users (id, organization_id, email, first_name, last_name, role, external_subject, scim_user_name, scim_external_id, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-      [newId(), input.organizationId, input.email.toLowerCase(), input.firstName ?? null, input.lastName ?? null, input.role, input.externalSubject ?? null, input.scimUserName ?? null, input.scimExternalId ?? null, input.status ?? 'active'],
-    )
-    this.#sink.add({ resource: 'user', action: 'created', id: rows[0]!.id })
+    const record = await userTable.create(this.#db, { ...input, email: input.email.toLowerCase() })
+    this.#sink.add({ resource: 'user', action: 'created', id: record.id })
     await this.#forgetDeletion(input.organizationId, input.externalSubject)
-    return toRecord(rows[0]!)
+    return record
   }
 
   async get(organizationId: string, id: string): Promise<UserRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM users WHERE organization_id = $1 AND id = $2', [organizationId, id])
-    return rows[0] ? toRecord(rows[0]) : null
+    return userTable.row(this.#db, 'WHERE organization_id = $1 AND id = $2', [organizationId, id])
   }
 
   async findByEmail(organizationId: string, email: string): Promise<UserRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM users WHERE organization_id = $1 AND email = $2', [organizationId, email.toLowerCase()])
-    return rows[0] ? toRecord(rows[0]) : null
+    return userTable.row(this.#db, 'WHERE organization_id = $1 AND email = $2', [organizationId, email.toLowerCase()])
   }
 
   async findBySubject(organizationId: string, subject: string): Promise<UserRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM users WHERE organization_id = $1 AND external_subject = $2', [organizationId, subject])
-    return rows[0] ? toRecord(rows[0]) : null
+    return userTable.row(this.#db, 'WHERE organization_id = $1 AND external_subject = $2', [organizationId, subject])
   }
 
   async list(organizationId: string, filter: { role?: OrgRole; email?: string }, page: number, pageSize: number): Promise<{ total: number; data: UserRecord[] }> {
     const where = new Where().add('organization_id = ?', organizationId).maybe('role = ?', filter.role).maybe('email = ?', filter.email?.toLowerCase())
     const count = await this.#db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users${where.sql}`, where.params)
-    const sql = `SELECT * FROM users${where.sql} ORDER BY created_at, id`
-    const rows = await this.#db.query<Row>(sql + where.page(page, pageSize), where.params)
-    return { total: count[0]?.n ?? 0, data: rows.map(toRecord) }
+    const data = await userTable.rows(this.#db, `${where.sql} ORDER BY created_at, id${where.page(page, pageSize)}`, where.params)
+    return { total: count[0]?.n ?? 0, data }
   }
 
   async update(organizationId: string, id: string, patch: UserPatch): Promise<UserRecord | null> {
-    const set = setClause(patch.email === undefined ? patch : { ...patch, email: patch.email.toLowerCase() }, PATCH_COLUMNS, 3)
-    const rows = await this.#db.query<Row>(`UPDATE users SET ${set.sql} WHERE organization_id = $1 AND id = $2 RETURNING *`, [organizationId, id, ...set.params])
-    if (!rows[0]) return null
+    const set = userTable.set(patch.email === undefined ? patch : { ...patch, email: patch.email.toLowerCase() }, 3)
+    const record = await updateRow(this.#db, userTable, organizationId, id, set)
+    if (!record) return null
     this.#sink.add({ resource: 'user', action: 'updated', id })
     await this.#forgetDeletion(organizationId, patch.externalSubject)
-    return toRecord(rows[0])
+    return record
   }
 
   /** A subject linked to a user again (re-provisioned after a deletion) is no longer refused. */
@@ -152,21 +106,19 @@ export class UserRepository {
    * restores them); the change is published so gateways refuse the user's keys and tokens at once.
    */
   async setStatus(organizationId: string, id: string, status: UserStatus): Promise<UserRecord | null> {
-    const rows = await this.#db.query<Row>('UPDATE users SET status = $3, updated_at = now() WHERE organization_id = $1 AND id = $2 RETURNING *', [organizationId, id, status])
-    if (!rows[0]) return null
+    const record = await updateRow(this.#db, userTable, organizationId, id, { sql: 'status = $3, updated_at = now()', params: [status] })
+    if (!record) return null
     this.#sink.add({ resource: 'user', action: 'updated', id })
-    return toRecord(rows[0])
+    return record
   }
 
   async findByScimUserName(organizationId: string, userName: string): Promise<UserRecord | null> {
-    const rows = await this.#db.query<Row>('SELECT * FROM users WHERE organization_id = $1 AND lower(scim_user_name) = lower($2)', [organizationId, userName])
-    return rows[0] ? toRecord(rows[0]) : null
+    return userTable.row(this.#db, 'WHERE organization_id = $1 AND lower(scim_user_name) = lower($2)', [organizationId, userName])
   }
 
   /** Every user of the organisation, oldest first (SCIM lists filter these in memory). */
   async listAll(organizationId: string): Promise<UserRecord[]> {
-    const rows = await this.#db.query<Row>('SELECT * FROM users WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
-    return rows.map(toRecord)
+    return userTable.rows(this.#db, 'WHERE organization_id = $1 ORDER BY created_at, id', [organizationId])
   }
 
   /** Ids and subjects of users deleted since `since` (their JWTs may not have expired yet). */
