@@ -102,7 +102,10 @@ async function insertKey(w: World, fields: Partial<Parameters<Store['apiKeys']['
 /** Spends `amount` on a key's budget counter the way the gateway does: reserve, then settle. */
 async function spend(w: World, key: ApiKeyRecord, amount: number, now = new Date()): Promise<void> {
   const [limit] = compileLimits({ policies: [], apiKeys: [key], workspaces: [], providers: [], integrations: [], now, report: () => undefined }).filter((l) => l.kind === 'usage')
-  const counterKey = limitCounterKey(w.setup.keyPrefix, w.orgId, limit!, [], now.getTime())
+  await spendOn(w, limitCounterKey(w.setup.keyPrefix, w.orgId, limit!, [], now.getTime()), amount)
+}
+
+async function spendOn(w: World, counterKey: string, amount: number): Promise<void> {
   const id = randomUUID()
   const reserved = await w.setup.limiter.reserve(id, [{ kind: 'budget', key: counterKey, limit: Number.MAX_SAFE_INTEGER, amount, enforce: true }], 60_000)
   expect(reserved.admitted).toBe(true)
@@ -258,6 +261,51 @@ describe.skipIf(skipReason !== null)('reset and alert worker (PostgreSQL, Redis,
     expect(await ask()).toBe(412)
     await worker(w, mailer).runOnce()
     expect(sink.messages.filter((m) => m.subject.includes('has exhausted'))).toHaveLength(2)
+  })
+
+  it('advances the periods of an integration\'s per-workspace limits and keeps what the new period spent', async () => {
+    const w = await world()
+    const periodEndedAt = '2026-03-01T00:00:00.000Z'
+    const now = new Date(Date.parse(periodEndedAt) + 86_400_000)
+    const integration = await w.store.integrations.create({
+      organizationId: w.orgId, workspaceId: null, slug: 'shared-openai', name: 'Shared OpenAI', kind: 'openai',
+      workspaceAccess: [
+        { id: w.workspaceId, enabled: true, usage_limits: [{ credit_limit: 1000, type: 'tokens', periodic_reset_days: 30, next_usage_reset_at: periodEndedAt }] },
+        { id: w.otherWorkspaceId, enabled: true, usage_limits: [{ credit_limit: 1000, type: 'tokens' }] },
+      ],
+    })
+    const provider = await w.store.providers.upsert({ organizationId: w.orgId, workspaceId: w.workspaceId, slug: 'team-openai', name: 'Team OpenAI', kind: 'openai', integrationId: integration.id })
+    const ownerId = `${integration.id}:${w.workspaceId}`
+    /** The integration's counter in this workspace, as the gateway names it at `now` from what is stored. */
+    const counterKey = async () => {
+      const stored = (await w.store.integrations.get(w.orgId, integration.id))!
+      const limit = compileLimits({ policies: [], apiKeys: [], workspaces: [], providers: [provider], integrations: [stored], now, report: () => undefined })
+        .find((l) => l.kind === 'usage' && l.ownerId === ownerId)!
+      return limitCounterKey(w.setup.keyPrefix, w.orgId, limit, [], now.getTime())
+    }
+    const before = await counterKey()
+    await spendOn(w, before, 300)
+
+    const run = await worker(w, null, () => now).runOnce()
+    const next = new Date(Date.parse(periodEndedAt) + 30 * 86_400_000).toISOString()
+    expect(run.resets).toEqual([{ source: 'integration', id: ownerId, lastResetAt: periodEndedAt, nextUsageResetAt: next, reactivated: false }])
+    const [entry, untouched] = (await w.store.integrations.get(w.orgId, integration.id))!.workspaceAccess
+    expect(entry).toMatchObject({ id: w.workspaceId, last_reset_at: periodEndedAt, usage_limits: [{ credit_limit: 1000, next_usage_reset_at: next }] })
+    // A limit without a period (the other workspace's) has nothing to advance.
+    expect(untouched!.last_reset_at).toBeUndefined()
+    // The write names the same counter: what the new period spent before it is still counted.
+    expect(await counterKey()).toBe(before)
+    expect(await w.setup.limiter.usage([before])).toEqual([300])
+    // Written once: the next run finds the period current.
+    expect((await worker(w, null, () => now).runOnce()).resets).toEqual([])
+
+    // The entry's last_reset_at is the period's anchor (what reset_usage writes): a later one starts
+    // a fresh counter. (Break tried: compiling integration entries without their anchor, as before,
+    // fails here and on the run above, which then "resets" again on every run.)
+    const stored = (await w.store.integrations.get(w.orgId, integration.id))!
+    await w.store.integrations.update(w.orgId, integration.id, { workspaceAccess: stored.workspaceAccess.map((access) => (access.id === w.workspaceId ? { ...access, last_reset_at: now.toISOString() } : access)) })
+    expect(await counterKey()).not.toBe(before)
+    expect(await w.setup.limiter.usage([await counterKey()])).toEqual([0])
   })
 
   it('without SMTP, records notifications as not sent and says so in the log', async () => {
