@@ -301,7 +301,7 @@ describe.skipIf(skipReason !== null)('reset and alert worker (PostgreSQL, Redis,
 
     // The entry's last_reset_at is the period's anchor (what reset_usage writes): a later one starts
     // a fresh counter. (Break tried: compiling integration entries without their anchor, as before,
-    // fails here and on the run above, which then "resets" again on every run.)
+    // fails above: the worker's write of next_usage_reset_at then renamed the counter, losing 300.)
     const stored = (await w.store.integrations.get(w.orgId, integration.id))!
     await w.store.integrations.update(w.orgId, integration.id, { workspaceAccess: stored.workspaceAccess.map((access) => (access.id === w.workspaceId ? { ...access, last_reset_at: now.toISOString() } : access)) })
     expect(await counterKey()).not.toBe(before)
