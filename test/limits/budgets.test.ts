@@ -7,7 +7,6 @@
  *   with Retry-After (fail-closed), request rates keep serving (fail-open), no other 5xx; Redis
  *   back, enforcement resumes.
  */
-import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'

@@ -171,7 +171,7 @@ describe.skipIf(skip !== null)('the gateways\' Redis ACL user on a real Redis', 
     expect(text).not.toContain(adminPassword)
     expect(out.join('')).not.toContain(PASSWORD)
 
-    let server: ChildProcess | null = await startRedisServer(port, ['--aclfile', path])
+    const server: ChildProcess = await startRedisServer(port, ['--aclfile', path])
     const clients: Redis[] = []
     const connect = (target: string) => {
       const client = new Redis(target, { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true })
@@ -196,7 +196,6 @@ describe.skipIf(skip !== null)('the gateways\' Redis ACL user on a real Redis', 
     } finally {
       for (const client of clients) client.disconnect()
       server.kill('SIGKILL')
-      server = null
     }
   })
 
