@@ -19,6 +19,8 @@ export interface NotificationRecord {
   dedupeKey: string
   subjectType: string
   subjectId: string
+  /** For a policy with group_by: the group's values by field (migration 0014); else null. */
+  subjectGroup: Record<string, string> | null
   recipients: string[]
   messageSubject: string
   messageText: string
@@ -36,6 +38,7 @@ export interface NewNotification {
   dedupeKey: string
   subjectType: string
   subjectId: string
+  subjectGroup?: Record<string, string> | null
   recipients: string[]
   messageSubject: string
   messageText: string
@@ -49,6 +52,7 @@ interface Row {
   dedupe_key: string
   subject_type: string
   subject_id: string
+  subject_group: Record<string, string> | null
   recipients: string[]
   message_subject: string
   message_text: string
@@ -61,7 +65,7 @@ interface Row {
 }
 
 const toRecord = (row: Row): NotificationRecord => ({
-  id: row.id, organizationId: row.organization_id, kind: row.kind, dedupeKey: row.dedupe_key, subjectType: row.subject_type, subjectId: row.subject_id,
+  id: row.id, organizationId: row.organization_id, kind: row.kind, dedupeKey: row.dedupe_key, subjectType: row.subject_type, subjectId: row.subject_id, subjectGroup: row.subject_group,
   recipients: row.recipients, messageSubject: row.message_subject, messageText: row.message_text, status: row.status, attempts: row.attempts,
   lastError: row.last_error, nextAttemptAt: iso(row.next_attempt_at), sentAt: iso(row.sent_at), createdAt: isoRequired(row.created_at),
 })
@@ -81,11 +85,11 @@ export class NotificationRepository {
   /** Records a notification to send; null when one with the same dedupe key exists already. */
   async record(input: NewNotification): Promise<NotificationRecord | null> {
     const rows = await this.#db.query<Row>(
-      `INSERT INTO notifications (id, organization_id, kind, dedupe_key, subject_type, subject_id, recipients, message_subject, message_text, next_attempt_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $10)
+      `INSERT INTO notifications (id, organization_id, kind, dedupe_key, subject_type, subject_id, subject_group, recipients, message_subject, message_text, next_attempt_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $11)
        ON CONFLICT (organization_id, dedupe_key) DO NOTHING RETURNING *`,
-      [newId(), input.organizationId, input.kind, input.dedupeKey, input.subjectType, input.subjectId, json(input.recipients), input.messageSubject,
-        input.messageText, input.now.toISOString()],
+      [newId(), input.organizationId, input.kind, input.dedupeKey, input.subjectType, input.subjectId, input.subjectGroup ? json(input.subjectGroup) : null,
+        json(input.recipients), input.messageSubject, input.messageText, input.now.toISOString()],
     )
     return rows[0] ? toRecord(rows[0]) : null
   }
