@@ -20,8 +20,7 @@
  * the look-back, and has had no request since, is not alerted on.
  */
 import { createHash } from 'node:crypto'
-import { matchLimits, type LimitSubject } from '@gatehouse/gateway'
-import { limitCounterKey, limitPeriod, type SnapshotLimit } from '@gatehouse/gateway/snapshot'
+import { limitCounterKey, limitPeriod, matchLimits, type LimitSubject, type SnapshotLimit } from '@gatehouse/gateway/snapshot'
 import type { LimitCounters } from '../admin/context.ts'
 import { compileLimits } from '../compile/limits.ts'
 import { activePolicies } from '../compile/snapshot.ts'
