@@ -70,16 +70,20 @@ export async function runInitSecrets(argv: string[], io: CommandIo, client?: Sec
     },
     strict: true,
   })
-  if (!values.secret) throw new CliError('init-secrets needs --secret NAME', 2)
+  // The chart leaves --secret out when the shared secrets are the user's own (secrets.existingSecret)
+  // and only a bundled database's Secret is generated.
+  if (!values.secret && !values['postgresql-secret'] && !values['redis-secret']) throw new CliError('init-secrets needs --secret NAME', 2)
   const namespace = io.env.POD_NAMESPACE || 'default'
   const kube = client ?? new HttpKubeClient(loadKubeConfig(io.env))
-  const written = await ensureSecret(kube, namespace, values.secret, {
-    [values['pepper-key']]: token,
-    [values['encryption-key-key']]: generateEncryptionKey,
-    [values['gateway-token-key']]: token,
-    [values['admin-key-key']]: () => generateApiKey('admin'),
-  })
-  io.stdout(`secret ${namespace}/${values.secret}: ${written.length === 0 ? 'kept as it is' : `wrote ${written.join(', ')}`}\n`)
+  if (values.secret) {
+    const written = await ensureSecret(kube, namespace, values.secret, {
+      [values['pepper-key']]: token,
+      [values['encryption-key-key']]: generateEncryptionKey,
+      [values['gateway-token-key']]: token,
+      [values['admin-key-key']]: () => generateApiKey('admin'),
+    })
+    io.stdout(`secret ${namespace}/${values.secret}: ${written.length === 0 ? 'kept as it is' : `wrote ${written.join(', ')}`}\n`)
+  }
   if (values['postgresql-secret']) {
     if (!values['postgresql-host']) throw new CliError('--postgresql-secret needs --postgresql-host', 2)
     // One password for both keys: generated once, the URL is built from it.
