@@ -42,6 +42,7 @@ import { SemanticIndex } from './cache/semantic-index.ts'
 import { remoteAdminForwarder } from './http/remote-forwarder.ts'
 import { dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 import { limiterFromEnv } from './limits/from-env.ts'
+import { redisKeyPrefixesFromEnv } from './limits/redis-acl.ts'
 import { limitsStage } from './pipeline/stages/limits.ts'
 import { snapshotPricedCosts } from './pipeline/stages/limit-prices.ts'
 import { RuntimeHolder } from './runtime/holder.ts'
@@ -176,7 +177,7 @@ export async function runGateway(env: NodeJS.ProcessEnv, logger: FastifyBaseLogg
     limiter: limits.limiter, keyPrefix: limits.keyPrefix, log: logger, costs: snapshotPricedCosts(holder),
     ...(limits.reservationTtlMs ? { reservationTtlMs: limits.reservationTtlMs } : {}),
   })
-  const cachePrefix = `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache`
+  const cachePrefix = redisKeyPrefixesFromEnv(env).cacheKeyPrefix
   const responseCache = limits.redis ? new RedisResponseCache(limits.redis, { prefix: cachePrefix }) : null
   // Each replica indexes semantic entries in process, fed from Redis (cache/redis-semantic-feed.ts).
   const semanticIndex = new SemanticIndex()

@@ -3,6 +3,7 @@
  * key prefix, so suites running at once never see each other's keys. Unreachable Redis skips the
  * suite with a message, and fails it under CI=true.
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 
@@ -42,4 +43,27 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
     cursor = next
     if (keys.length > 0) await redis.del(...keys)
   } while (cursor !== '0')
+}
+
+/**
+ * A redis-server of a test's own on 127.0.0.1:`port` (no persistence), for tests that kill it or
+ * start it with settings of their own (`extraArgs`, e.g. an ACL file); resolves once it accepts
+ * connections.
+ */
+export async function startRedisServer(port: number, extraArgs: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], { stdio: ['ignore', 'pipe', 'ignore'] })
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis-server did not start')), 5_000)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`redis-server exited with ${code} before accepting connections`))
+    })
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('Ready to accept connections')) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  })
+  return child
 }

@@ -151,6 +151,45 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
     expect(value('GATEHOUSE_FORWARD_ADMIN')).toBe('false')
   })
 
+  it('renders the gateways\' Redis ACL user: an ACL file for the bundled Redis, ACL SETUSER for an existing one', async () => {
+    type Container = { name: string; args?: string[]; env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }> }
+    type Pod = { kind: string; metadata: { name: string }; spec: { template: { spec: { initContainers?: Container[]; containers: Container[] } } } }
+    const render = async (args: string[]) => {
+      const rendered = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, ...args])
+      expect(rendered.code, rendered.stderr).toBe(0)
+      return parseAllDocuments(rendered.stdout).map((d) => d.toJS() as Pod | null).filter((d): d is Pod => d !== null)
+    }
+    const named = (docs: Pod[], suffix: string) => docs.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith(suffix))!.spec.template.spec
+    const env = (container: Container, name: string) => container.env?.find((e) => e.name === name)
+
+    // Bundled: no Secret rendered (passwords are generated at run time); the Redis pod writes its
+    // ACL file first and starts with it; the operator's init-secrets generates the Secret.
+    const bundled = await render([])
+    expect(bundled.filter((d) => d.kind === 'Secret' && d.metadata.name.endsWith('-redis'))).toEqual([])
+    const redis = named(bundled, '-redis')
+    expect(redis.initContainers!.map((c) => [c.name, c.args])).toEqual([['redis-acl', ['redis-acl', 'file', '/etc/redis-acl/users.acl']]])
+    expect(env(redis.initContainers![0]!, 'GATEHOUSE_REDIS_ADMIN_URL')!.valueFrom!.secretKeyRef).toEqual({ name: 'gh-gatehouse-redis', key: 'admin-url' })
+    expect(redis.containers[0]!.args).toEqual(expect.arrayContaining(['--aclfile', '/etc/redis-acl/users.acl']))
+    const initSecrets = named(bundled, '-operator').initContainers!.find((c) => c.name === 'init-secrets')!
+    expect(initSecrets.args).toEqual(expect.arrayContaining(['--redis-secret=gh-gatehouse-redis', '--redis-user=gatehouse-gateway']))
+    // Gateways and the ACL rule read the same prefixes.
+    const gateway = named(bundled, '-gateway').containers[0]!
+    expect(env(gateway, 'GATEHOUSE_LIMITS_KEY_PREFIX')!.value).toBe('gh:')
+    expect(env(gateway, 'GATEHOUSE_REDIS_KEY_PREFIX')!.value).toBe('gh')
+    expect(env(redis.initContainers![0]!, 'GATEHOUSE_LIMITS_KEY_PREFIX')!.value).toBe('gh:')
+
+    // An existing Redis with an admin Secret: the operator sets the user at every start.
+    const existing = await render(['-f', FULL_VALUES])
+    expect(existing.filter((d) => d.metadata.name.endsWith('-redis'))).toEqual([])
+    const apply = named(existing, '-operator').initContainers!.find((c) => c.name === 'redis-acl')!
+    expect(apply.args).toEqual(['redis-acl', 'apply'])
+    expect(env(apply, 'GATEHOUSE_REDIS_ADMIN_URL')!.valueFrom!.secretKeyRef).toEqual({ name: 'gatehouse-redis-admin', key: 'url' })
+    expect(env(apply, 'GATEHOUSE_REDIS_URL')!.valueFrom!.secretKeyRef).toEqual({ name: 'gatehouse-redis', key: 'url' })
+    expect(env(apply, 'GATEHOUSE_LIMITS_KEY_PREFIX')!.value).toBe('gh-prod:')
+    // The admin URL reaches no gateway.
+    expect(JSON.stringify(named(existing, '-gateway'))).not.toContain('gatehouse-redis-admin')
+  })
+
   it('renders the same output twice with default values: no random value in any template', async () => {
     const first = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE])
     const second = await helm(['template', 'gh', CHART, '--namespace', NAMESPACE])

@@ -29,7 +29,7 @@ describe.skipIf(!tools.available)('gatehouse init-secrets', () => {
 
   async function run(): Promise<string> {
     let out = ''
-    const status = await runInitSecrets(['--secret', 'gh-secrets', '--postgresql-secret', 'gh-postgresql', '--postgresql-host', 'gh-postgresql'], {
+    const status = await runInitSecrets(['--secret', 'gh-secrets', '--postgresql-secret', 'gh-postgresql', '--postgresql-host', 'gh-postgresql', '--redis-secret', 'gh-redis', '--redis-host', 'gh-redis'], {
       stdout: (text) => { out += text }, stderr: () => {}, env,
     }, client)
     expect(status).toBe(0)
@@ -42,14 +42,19 @@ describe.skipIf(!tools.available)('gatehouse init-secrets', () => {
   }
 
   it('creates the Secrets once and keeps them on later runs', async () => {
-    expect(await run()).toBe('secret default/gh-secrets: wrote key-pepper, encryption-key, gateway-token, admin-api-key\nsecret default/gh-postgresql: wrote password, url\n')
+    expect(await run()).toBe('secret default/gh-secrets: wrote key-pepper, encryption-key, gateway-token, admin-api-key\nsecret default/gh-postgresql: wrote password, url\nsecret default/gh-redis: wrote url, admin-url, admin-password\n')
     const first = await data('gh-secrets')
     expect(parseApiKey(first['admin-api-key']!)?.type).toBe('admin')
     expect(first['key-pepper']!.length).toBeGreaterThanOrEqual(32)
     const postgres = await data('gh-postgresql')
     expect(postgres.url).toBe(`postgres://gatehouse:${postgres.password}@gh-postgresql:5432/gatehouse`)
+    // The bundled Redis: the gateways' ACL user in their URL, the admin's password in the admin URL.
+    const redis = await data('gh-redis')
+    expect(redis['admin-url']).toBe(`redis://:${redis['admin-password']}@gh-redis:6379/0`)
+    expect(redis.url).toMatch(/^redis:\/\/gatehouse-gateway:[0-9a-f]{48}@gh-redis:6379\/0$/)
+    expect(redis.url).not.toContain(redis['admin-password']!)
 
-    expect(await run()).toBe('secret default/gh-secrets: kept as it is\nsecret default/gh-postgresql: kept as it is\n')
+    expect(await run()).toBe('secret default/gh-secrets: kept as it is\nsecret default/gh-postgresql: kept as it is\nsecret default/gh-redis: kept as it is\n')
     expect(await data('gh-secrets')).toEqual(first)
   })
 

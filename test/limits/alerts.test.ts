@@ -24,6 +24,7 @@ import { rotateKeyRecord } from '../../operator/src/identity/api-keys.ts'
 import { mailerFromEnv, type Mailer } from '../../operator/src/notifications/mailer.ts'
 import { openStore, type ApiKeyRecord, type Store } from '../../operator/src/store/index.ts'
 import { createTestDatabase, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
+import { generateUsageRecords } from '../../operator/src/usage/testing.ts'
 import { createResetsAndAlertsWorker } from '../../operator/src/workers/resets-and-alerts.ts'
 import { startTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.ts'
 import { pollUntil } from '../helpers/processes.ts'
@@ -102,7 +103,10 @@ async function insertKey(w: World, fields: Partial<Parameters<Store['apiKeys']['
 /** Spends `amount` on a key's budget counter the way the gateway does: reserve, then settle. */
 async function spend(w: World, key: ApiKeyRecord, amount: number, now = new Date()): Promise<void> {
   const [limit] = compileLimits({ policies: [], apiKeys: [key], workspaces: [], providers: [], integrations: [], now, report: () => undefined }).filter((l) => l.kind === 'usage')
-  const counterKey = limitCounterKey(w.setup.keyPrefix, w.orgId, limit!, [], now.getTime())
+  await spendOn(w, limitCounterKey(w.setup.keyPrefix, w.orgId, limit!, [], now.getTime()), amount)
+}
+
+async function spendOn(w: World, counterKey: string, amount: number): Promise<void> {
   const id = randomUUID()
   const reserved = await w.setup.limiter.reserve(id, [{ kind: 'budget', key: counterKey, limit: Number.MAX_SAFE_INTEGER, amount, enforce: true }], 60_000)
   expect(reserved.admitted).toBe(true)
@@ -258,6 +262,98 @@ describe.skipIf(skipReason !== null)('reset and alert worker (PostgreSQL, Redis,
     expect(await ask()).toBe(412)
     await worker(w, mailer).runOnce()
     expect(sink.messages.filter((m) => m.subject.includes('has exhausted'))).toHaveLength(2)
+  })
+
+  it('alerts per group of a group_by policy: each group crossing its limit, named in the record, once', async () => {
+    const w = await world()
+    const mailer = smtpMailer(sink)
+    const now = new Date()
+    const policy = await w.store.policies.create({
+      organizationId: w.orgId, workspaceId: w.workspaceId, kind: 'usage_limits', name: 'per-user tokens',
+      conditions: [{ key: 'metadata.team', value: 'red' }], groupBy: [{ key: 'metadata.user' }], type: 'tokens', creditLimit: 100, alertThreshold: 50,
+    })
+    const [limit] = compileLimits({ policies: [policy], apiKeys: [], workspaces: [], providers: [], integrations: [], now, report: () => undefined })
+    // What gateways wrote: usage records naming each group, and each group's counter.
+    const people = [
+      { user: 'alice', team: 'red', spent: 120, workspaceId: w.workspaceId }, // exhausted (and past the threshold)
+      { user: 'bob', team: 'red', spent: 60, workspaceId: w.workspaceId }, // past the threshold
+      { user: 'carol', team: 'red', spent: 10, workspaceId: w.workspaceId }, // below it
+      { user: 'frank', team: 'blue', spent: 500, workspaceId: w.workspaceId }, // outside the policy's conditions
+      { user: 'dave', team: 'red', spent: 500, workspaceId: w.otherWorkspaceId }, // outside the policy's workspace
+    ]
+    const records = generateUsageRecords({ count: people.length, fromMs: now.getTime() - 60_000, toMs: now.getTime(), organizationId: w.orgId, workspaceIds: [w.workspaceId], seed: 11 })
+      .map((record, index) => ({ ...record, workspaceId: people[index]!.workspaceId, metadata: { user: people[index]!.user, team: people[index]!.team, request: randomUUID() } }))
+    await w.store.usageLogs.ingest(records)
+    for (const person of people) await spendOn(w, limitCounterKey(w.setup.keyPrefix, w.orgId, limit!, [person.user], now.getTime()), person.spent)
+
+    const run = await worker(w, mailer).runOnce()
+    expect(run.alerts).toBe(3)
+    const alerts = (await w.store.notifications.list(w.orgId)).filter((n) => n.kind.startsWith('usage_'))
+    expect(alerts.map((n) => [n.kind, n.subjectGroup]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+      ['usage_exhausted', { 'metadata.user': 'alice' }],
+      ['usage_threshold', { 'metadata.user': 'alice' }],
+      ['usage_threshold', { 'metadata.user': 'bob' }],
+    ])
+    expect(alerts.every((n) => n.subjectType === 'policy' && n.subjectId === policy.id)).toBe(true)
+    // One e-mail per alert, naming the group, to the policy's workspace's people.
+    expect(sink.messages.map((m) => m.subject).sort()).toEqual([
+      'Gatehouse: usage limit policy per-user tokens for metadata.user=alice has exhausted its 100 tokens usage limit',
+      'Gatehouse: usage limit policy per-user tokens for metadata.user=alice has used 120 of its 100 tokens usage limit',
+      'Gatehouse: usage limit policy per-user tokens for metadata.user=bob has used 60 of its 100 tokens usage limit',
+    ])
+    for (const message of sink.messages) expect(message.to.sort()).toEqual(USAGE_RECIPIENTS)
+
+    // Once: the next run records nothing new; bob crossing the credit limit adds his exhausted alert.
+    expect((await worker(w, mailer).runOnce()).alerts).toBe(0)
+    await spendOn(w, limitCounterKey(w.setup.keyPrefix, w.orgId, limit!, ['bob'], now.getTime()), 40)
+    expect((await worker(w, mailer).runOnce()).alerts).toBe(1)
+    expect(sink.messages.filter((m) => m.subject.includes('metadata.user=bob has exhausted'))).toHaveLength(1)
+    // Break tried: leaving group_by policies out (as before) records none of these and fails here.
+  })
+
+  it('advances the periods of an integration\'s per-workspace limits and keeps what the new period spent', async () => {
+    const w = await world()
+    const periodEndedAt = '2026-03-01T00:00:00.000Z'
+    const now = new Date(Date.parse(periodEndedAt) + 86_400_000)
+    const integration = await w.store.integrations.create({
+      organizationId: w.orgId, workspaceId: null, slug: 'shared-openai', name: 'Shared OpenAI', kind: 'openai',
+      workspaceAccess: [
+        { id: w.workspaceId, enabled: true, usage_limits: [{ credit_limit: 1000, type: 'tokens', periodic_reset_days: 30, next_usage_reset_at: periodEndedAt }] },
+        { id: w.otherWorkspaceId, enabled: true, usage_limits: [{ credit_limit: 1000, type: 'tokens' }] },
+      ],
+    })
+    const provider = await w.store.providers.upsert({ organizationId: w.orgId, workspaceId: w.workspaceId, slug: 'team-openai', name: 'Team OpenAI', kind: 'openai', integrationId: integration.id })
+    const ownerId = `${integration.id}:${w.workspaceId}`
+    /** The integration's counter in this workspace, as the gateway names it at `now` from what is stored. */
+    const counterKey = async () => {
+      const stored = (await w.store.integrations.get(w.orgId, integration.id))!
+      const limit = compileLimits({ policies: [], apiKeys: [], workspaces: [], providers: [provider], integrations: [stored], now, report: () => undefined })
+        .find((l) => l.kind === 'usage' && l.ownerId === ownerId)!
+      return limitCounterKey(w.setup.keyPrefix, w.orgId, limit, [], now.getTime())
+    }
+    const before = await counterKey()
+    await spendOn(w, before, 300)
+
+    const run = await worker(w, null, () => now).runOnce()
+    const next = new Date(Date.parse(periodEndedAt) + 30 * 86_400_000).toISOString()
+    expect(run.resets).toEqual([{ source: 'integration', id: ownerId, lastResetAt: periodEndedAt, nextUsageResetAt: next, reactivated: false }])
+    const [entry, untouched] = (await w.store.integrations.get(w.orgId, integration.id))!.workspaceAccess
+    expect(entry).toMatchObject({ id: w.workspaceId, last_reset_at: periodEndedAt, usage_limits: [{ credit_limit: 1000, next_usage_reset_at: next }] })
+    // A limit without a period (the other workspace's) has nothing to advance.
+    expect(untouched!.last_reset_at).toBeUndefined()
+    // The write names the same counter: what the new period spent before it is still counted.
+    expect(await counterKey()).toBe(before)
+    expect(await w.setup.limiter.usage([before])).toEqual([300])
+    // Written once: the next run finds the period current.
+    expect((await worker(w, null, () => now).runOnce()).resets).toEqual([])
+
+    // The entry's last_reset_at is the period's anchor (what reset_usage writes): a later one starts
+    // a fresh counter. (Break tried: compiling integration entries without their anchor, as before,
+    // fails above: the worker's write of next_usage_reset_at then renamed the counter, losing 300.)
+    const stored = (await w.store.integrations.get(w.orgId, integration.id))!
+    await w.store.integrations.update(w.orgId, integration.id, { workspaceAccess: stored.workspaceAccess.map((access) => (access.id === w.workspaceId ? { ...access, last_reset_at: now.toISOString() } : access)) })
+    expect(await counterKey()).not.toBe(before)
+    expect(await w.setup.limiter.usage([await counterKey()])).toEqual([0])
   })
 
   it('without SMTP, records notifications as not sent and says so in the log', async () => {

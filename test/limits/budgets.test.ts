@@ -7,13 +7,13 @@
  *   with Retry-After (fail-closed), request rates keep serving (fail-open), no other 5xx; Redis
  *   back, enforcement resumes.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:net'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { limiterFromEnv, limitsStage, type LimiterSetup, type SnapshotLimit } from '@gatehouse/gateway'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
+import { freePort } from '../helpers/processes.ts'
+import { startRedisServer as startRedis } from '../helpers/redis.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 
@@ -169,26 +169,3 @@ describe('budgets and token limits on Redis, end to end', () => {
   }, 30_000)
 })
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] })
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('redis-server did not start')), 5_000)
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready to accept connections')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  })
-  return child
-}

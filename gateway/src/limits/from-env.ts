@@ -16,6 +16,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import type { Limiter } from './limiter.ts'
 import { MemoryLimiter } from './memory-limiter.ts'
+import { redisKeyPrefixesFromEnv } from './redis-acl.ts'
 import { RedisLimiter, connectRedis, type RedisLimiterOptions } from './redis-limiter.ts'
 
 export interface LimiterSetup {
@@ -62,7 +63,7 @@ function reservationTtlFromEnv(env: NodeJS.ProcessEnv): { reservationTtlMs?: num
 }
 
 export function limiterFromEnv(env: NodeJS.ProcessEnv): LimiterSetup {
-  const keyPrefix = env.GATEHOUSE_LIMITS_KEY_PREFIX ?? 'gh:'
+  const keyPrefix = redisKeyPrefixesFromEnv(env).limitsKeyPrefix
   const ttl = reservationTtlFromEnv(env)
   const options = redisOptionsFromEnv(env)
   if (options === null) return { limiter: new MemoryLimiter(), keyPrefix, shared: false, description: 'in process', redis: null, ...ttl }

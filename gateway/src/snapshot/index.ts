@@ -12,6 +12,8 @@ export * from './jwt-claims.ts'
 export * from './jwks-cache.ts'
 export * from '../providers/kinds.ts'
 export * from './limit-keys.ts'
+// Which limits a request matches and its group: the control plane's usage alerts match usage records the same way.
+export { matchLimits, type LimitSubject } from './limit-match.ts'
 export * from './usage-record.ts'
 export * from './prompts.ts'
 export * from './mcp.ts'

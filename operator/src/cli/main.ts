@@ -30,6 +30,8 @@ Tools:
   admin-key                    print a new admin key to use as GATEHOUSE_ADMIN_API_KEY
   init-secrets --secret NAME   in a cluster: create the pepper, encryption key, gateway token and
                                bootstrap admin key Secret once (kept when it exists)
+  redis-acl apply|file PATH|rule   the gateways' Redis ACL user: set it with GATEHOUSE_REDIS_ADMIN_URL
+                               (user and password from GATEHOUSE_REDIS_URL), write an ACL file, or print the rule
   get workspaces|providers|configs|policies [NAME]
   describe workspaces|providers|configs|policies NAME
   Tools that call the admin API take --url (else GATEHOUSE_URL, else the config file, else
@@ -201,6 +203,7 @@ const TOOLS: Record<string, (argv: string[], io: CommandIo) => Promise<number>> 
   get: async (argv, io) => (await import('./commands/resources.ts')).runGet(argv, io),
   describe: async (argv, io) => (await import('./commands/resources.ts')).runDescribe(argv, io),
   'init-secrets': async (argv, io) => (await import('./commands/init-secrets.ts')).runInitSecrets(argv, io),
+  'redis-acl': async (argv, io) => (await import('./commands/redis-acl.ts')).runRedisAcl(argv, io),
 }
 
 /** The message for a failure to start or run a command, with what to do where we can tell. */

@@ -153,17 +153,24 @@ function ownerLimits(owner: Owner, rate: unknown, usage: unknown, sources: Limit
   return [...rateLimits(owner, rate, sources.report), ...usageLimits(owner, usage, sources.report)]
 }
 
+/** The owner id of an integration's limits in one workspace (the usage alerts' subject, the reset worker's match). */
+export function integrationOwnerId(integrationId: string, workspaceId: string): string {
+  return `${integrationId}:${workspaceId}`
+}
+
 /** An integration's per-workspace limits apply to the providers onto it, in that workspace. */
 function integrationLimits(integration: IntegrationRecord, providers: readonly ProviderRecord[], workspaces: readonly WorkspaceRecord[], sources: LimitSources): Limit[] {
   const onto = providers.filter((p) => p.integrationId === integration.id).map((p) => p.id)
   if (onto.length === 0 || integration.status !== 'active') return []
-  const owner = (workspaceId: string, path: string): Owner => ({
+  // A workspace's own access entry carries its period anchor (`last_reset_at`: reset_usage, or the
+  // reset worker's write); global access has none, so its periods run from the calendar or epoch.
+  const owner = (workspaceId: string, path: string, periodStartedAt: string | null = null): Owner => ({
     source: 'integration',
-    ownerId: `${integration.id}:${workspaceId}`,
+    ownerId: integrationOwnerId(integration.id, workspaceId),
     name: integration.slug,
     workspaceId,
     conditions: [{ key: 'workspace_id', values: [workspaceId] }, { key: 'provider', values: onto }],
-    periodStartedAt: null,
+    periodStartedAt,
     periodEndsAt: null,
     path,
   })
@@ -172,7 +179,7 @@ function integrationLimits(integration: IntegrationRecord, providers: readonly P
   integration.workspaceAccess.forEach((access, index) => {
     listed.add(access.id)
     if (!access.enabled) return
-    out.push(...ownerLimits(owner(access.id, `integrations.${integration.slug}.workspace_access.${index}`), access.rate_limits, access.usage_limits, sources))
+    out.push(...ownerLimits(owner(access.id, `integrations.${integration.slug}.workspace_access.${index}`, access.last_reset_at ?? null), access.rate_limits, access.usage_limits, sources))
   })
   // Global access: its limits hold for each workspace that has no entry of its own.
   const global = integration.globalWorkspaceAccess

@@ -12,17 +12,22 @@
  * An owner whose periodic limits disagree on their period (a workspace with a weekly and a monthly
  * budget) is left as it is: one `last_reset_at` cannot mark two periods, and moving it to the
  * shorter period's start would restart the longer period's counter. The gateway still counts each
- * limit in its own period. Integration access entries have no reset fields to advance.
+ * limit in its own period. An integration's limits are advanced per workspace access entry (its
+ * `last_reset_at` and the `next_usage_reset_at` its usage limits state); global workspace access
+ * keeps no per-workspace fields, so its periods run from the calendar (or the epoch) and nothing is
+ * written for it.
  */
 import { limitPeriod, type SnapshotLimit } from '@gatehouse/gateway/snapshot'
-import { compileLimits, type LimitSources } from '../compile/limits.ts'
+import { compileLimits, integrationOwnerId, type LimitSources } from '../compile/limits.ts'
 import { activePolicies } from '../compile/snapshot.ts'
 import type { ApiKeyRecord, Store } from '../store/index.ts'
+import type { IntegrationRecord } from '../store/repos/integrations.ts'
 import type { ProviderRecord } from '../store/repos/providers.ts'
 import type { WorkspaceRecord } from '../store/repos/workspaces.ts'
 
 export interface UsageReset {
-  source: 'api_key' | 'workspace' | 'provider' | 'policy'
+  source: 'api_key' | 'workspace' | 'provider' | 'integration' | 'policy'
+  /** The owner's id; for an integration `<integration id>:<workspace id>` (its limits' owner id). */
   id: string
   lastResetAt: string
   nextUsageResetAt: string | null
@@ -57,10 +62,11 @@ function withNextReset(usageLimits: Record<string, unknown> | null, next: string
 export async function advanceUsageResets(store: Store, organizationId: string, now: Date): Promise<UsageReset[]> {
   const nowMs = now.getTime()
   const out: UsageReset[] = []
-  const [keys, workspaces, providers, policies] = await Promise.all([
+  const [keys, workspaces, providers, integrations, policies] = await Promise.all([
     store.apiKeys.inUse(organizationId),
     store.workspaces.listAll(organizationId),
     store.providers.list(organizationId),
+    store.integrations.list(organizationId),
     activePolicies(store, organizationId, 'usage_limits'),
   ])
   for (const key of keys) {
@@ -77,6 +83,9 @@ export async function advanceUsageResets(store: Store, organizationId: string, n
     const due = duePeriod(compileLimits({ ...emptySources(now), providers: [provider] }), nowMs)
     if (!due) continue
     out.push(await resetProvider(store, provider, due))
+  }
+  for (const integration of integrations.data) {
+    out.push(...(await resetIntegration(store, integration, providers, now)))
   }
   for (const policy of policies) {
     const due = duePeriod(compileLimits({ ...emptySources(now), policies: [policy] }), nowMs)
@@ -110,4 +119,28 @@ async function resetProvider(store: Store, provider: ProviderRecord, due: { star
   const next = isoOrNull(due.endsAtMs)
   await store.providers.update(provider.organizationId, provider.id, { lastResetAt, usageLimits: withNextReset(provider.usageLimits, next) })
   return { source: 'provider', id: provider.id, lastResetAt, nextUsageResetAt: next, reactivated: false }
+}
+
+/**
+ * Each workspace access entry whose period has moved on gets the new `last_reset_at` (and its usage
+ * limits' stated `next_usage_reset_at`); the entries are written back in one update.
+ */
+async function resetIntegration(store: Store, integration: IntegrationRecord, providers: readonly ProviderRecord[], now: Date): Promise<UsageReset[]> {
+  const limits = compileLimits({ ...emptySources(now), integrations: [integration], providers })
+  if (limits.length === 0) return []
+  const resets: UsageReset[] = []
+  const access = integration.workspaceAccess.map((entry) => {
+    const ownerId = integrationOwnerId(integration.id, entry.id)
+    const due = entry.enabled ? duePeriod(limits.filter((limit) => limit.ownerId === ownerId), now.getTime()) : null
+    if (!due) return entry
+    const lastResetAt = new Date(due.startsAtMs).toISOString()
+    const next = isoOrNull(due.endsAtMs)
+    resets.push({ source: 'integration', id: ownerId, lastResetAt, nextUsageResetAt: next, reactivated: false })
+    const usageLimits = Array.isArray(entry.usage_limits)
+      ? entry.usage_limits.map((limit) => (limit !== null && typeof limit === 'object' ? withNextReset(limit as Record<string, unknown>, next) : limit))
+      : entry.usage_limits
+    return { ...entry, last_reset_at: lastResetAt, usage_limits: usageLimits }
+  })
+  if (resets.length > 0) await store.integrations.update(integration.organizationId, integration.id, { workspaceAccess: access })
+  return resets
 }

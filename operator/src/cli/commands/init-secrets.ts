@@ -6,6 +6,8 @@
  *
  *   --secret NAME --pepper-key K --encryption-key-key K --gateway-token-key K --admin-key-key K
  *   [--postgresql-secret NAME --postgresql-url-key K --postgresql-host H --postgresql-user U --postgresql-database D]
+ *   [--redis-secret NAME --redis-url-key K --redis-host H --redis-user U]   the bundled Redis: the
+ *     gateways' URL (their ACL user, see `redis-acl`), `admin-url` and `admin-password`
  * Namespace: POD_NAMESPACE (else `default`).
  */
 import { randomBytes } from 'node:crypto'
@@ -61,19 +63,27 @@ export async function runInitSecrets(argv: string[], io: CommandIo, client?: Sec
       'postgresql-host': { type: 'string' },
       'postgresql-user': { type: 'string', default: 'gatehouse' },
       'postgresql-database': { type: 'string', default: 'gatehouse' },
+      'redis-secret': { type: 'string' },
+      'redis-url-key': { type: 'string', default: 'url' },
+      'redis-host': { type: 'string' },
+      'redis-user': { type: 'string', default: 'gatehouse-gateway' },
     },
     strict: true,
   })
-  if (!values.secret) throw new CliError('init-secrets needs --secret NAME', 2)
+  // The chart leaves --secret out when the shared secrets are the user's own (secrets.existingSecret)
+  // and only a bundled database's Secret is generated.
+  if (!values.secret && !values['postgresql-secret'] && !values['redis-secret']) throw new CliError('init-secrets needs --secret NAME', 2)
   const namespace = io.env.POD_NAMESPACE || 'default'
   const kube = client ?? new HttpKubeClient(loadKubeConfig(io.env))
-  const written = await ensureSecret(kube, namespace, values.secret, {
-    [values['pepper-key']]: token,
-    [values['encryption-key-key']]: generateEncryptionKey,
-    [values['gateway-token-key']]: token,
-    [values['admin-key-key']]: () => generateApiKey('admin'),
-  })
-  io.stdout(`secret ${namespace}/${values.secret}: ${written.length === 0 ? 'kept as it is' : `wrote ${written.join(', ')}`}\n`)
+  if (values.secret) {
+    const written = await ensureSecret(kube, namespace, values.secret, {
+      [values['pepper-key']]: token,
+      [values['encryption-key-key']]: generateEncryptionKey,
+      [values['gateway-token-key']]: token,
+      [values['admin-key-key']]: () => generateApiKey('admin'),
+    })
+    io.stdout(`secret ${namespace}/${values.secret}: ${written.length === 0 ? 'kept as it is' : `wrote ${written.join(', ')}`}\n`)
+  }
   if (values['postgresql-secret']) {
     if (!values['postgresql-host']) throw new CliError('--postgresql-secret needs --postgresql-host', 2)
     // One password for both keys: generated once, the URL is built from it.
@@ -82,6 +92,21 @@ export async function runInitSecrets(argv: string[], io: CommandIo, client?: Sec
     const pg = await ensureSecret(kube, namespace, values['postgresql-secret'], { password: () => password, [values['postgresql-url-key']]: () => url })
     if (pg.length === 1) throw new CliError(`secret ${namespace}/${values['postgresql-secret']} has only one of password and ${values['postgresql-url-key']}; set both or delete it`)
     io.stdout(`secret ${namespace}/${values['postgresql-secret']}: ${pg.length === 0 ? 'kept as it is' : `wrote ${pg.join(', ')}`}\n`)
+  }
+  if (values['redis-secret']) {
+    if (!values['redis-host']) throw new CliError('--redis-secret needs --redis-host', 2)
+    // Generated once; the URLs are built from the passwords (hex: nothing to escape in a URL).
+    const adminPassword = randomBytes(24).toString('hex')
+    const gatewayPassword = randomBytes(24).toString('hex')
+    const base = `${values['redis-host']}:6379/0`
+    const keys = {
+      [values['redis-url-key']]: () => `redis://${encodeURIComponent(values['redis-user'])}:${gatewayPassword}@${base}`,
+      'admin-url': () => `redis://:${adminPassword}@${base}`,
+      'admin-password': () => adminPassword,
+    }
+    const redis = await ensureSecret(kube, namespace, values['redis-secret'], keys)
+    if (redis.length > 0 && redis.length < Object.keys(keys).length) throw new CliError(`secret ${namespace}/${values['redis-secret']} has only some of ${Object.keys(keys).join(', ')}; set all or delete it`)
+    io.stdout(`secret ${namespace}/${values['redis-secret']}: ${redis.length === 0 ? 'kept as it is' : `wrote ${redis.join(', ')}`}\n`)
   }
   return 0
 }

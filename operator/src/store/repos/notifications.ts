@@ -21,6 +21,8 @@ export const notificationTable = table('notifications', {
   dedupeKey: text().insert(),
   subjectType: text().insert(),
   subjectId: text().insert(),
+  /** For a policy with group_by: the group's values by field (migration 0014); else null. */
+  subjectGroup: jsonb<Record<string, string>>().nullable().insert(),
   recipients: jsonb<string[]>().insert(),
   messageSubject: text().insert(),
   messageText: text().insert(),
@@ -40,12 +42,14 @@ export interface NewNotification {
   dedupeKey: string
   subjectType: string
   subjectId: string
+  subjectGroup?: Record<string, string> | null
   recipients: string[]
   messageSubject: string
   messageText: string
   now: Date
 }
 
+/** Users to tell about a workspace's usage: its admins and managers, and the organisation's owners and admins. */
 export interface Recipient {
   email: string
 }
@@ -60,7 +64,7 @@ export class NotificationRepository {
   /** Records a notification to send; null when one with the same dedupe key exists already. */
   async record(input: NewNotification): Promise<NotificationRecord | null> {
     const { now, ...fields } = input
-    const insert = notificationTable.insert({ ...fields, nextAttemptAt: now.toISOString(), createdAt: now.toISOString() })
+    const insert = notificationTable.insert({ ...fields, subjectGroup: fields.subjectGroup ?? null, nextAttemptAt: now.toISOString(), createdAt: now.toISOString() })
     const [row] = await this.#db.query(`${insert.sql} ON CONFLICT (organization_id, dedupe_key) DO NOTHING RETURNING ${notificationTable.columns}`, insert.params)
     return row ? notificationTable.toRecord(row) : null
   }

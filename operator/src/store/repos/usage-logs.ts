@@ -9,6 +9,18 @@ import type { SqlDatabase, SqlExecutor } from '../sql.ts'
 
 export const DAY_MS = 86_400_000
 
+/** One distinct request subject of usage records (see `limitSubjects`). */
+export interface LimitSubjectRow {
+  workspaceId: string | null
+  apiKeyId: string | null
+  userId: string | null
+  endpointType: string
+  model: string | null
+  providerId: string | null
+  providerSlug: string | null
+  metadata: Record<string, unknown>
+}
+
 /** Record field -> [column, SQL type] for the jsonb record set. Order is the insert's column order. */
 const COLUMNS: ReadonlyArray<readonly [keyof UsageRecord, string, string]> = [
   ['id', 'id', 'text'], ['createdAt', 'created_at', 'timestamptz'], ['organizationId', 'organization_id', 'text'],
@@ -217,6 +229,26 @@ export class UsageLogRepository {
   }
 
   /** The days that have a partition, oldest first. */
+  /**
+   * The distinct request subjects (the fields limits match and group on) of an organisation's
+   * usage records since `since`, optionally in one workspace; of the metadata, only `metadataKeys`.
+   * The usage alerts read which groups of a group_by policy have spent from here. At most `max`.
+   */
+  async limitSubjects(organizationId: string, since: Date, workspaceId: string | null, metadataKeys: readonly string[], max = 10_000): Promise<LimitSubjectRow[]> {
+    const rows = await this.#db.query<{ workspace_id: string | null; api_key_id: string | null; user_id: string | null; endpoint_type: string; model_requested: string | null; provider_id: string | null; provider_slug: string | null; metadata: Record<string, unknown> | null }>(
+      `SELECT DISTINCT workspace_id, api_key_id, user_id, endpoint_type, model_requested, provider_id, provider_slug,
+          (SELECT jsonb_object_agg(key, value) FROM jsonb_each(metadata) WHERE key = ANY($4::text[])) AS metadata
+        FROM usage_logs
+        WHERE organization_id = $1 AND created_at >= $2 AND ($3::text IS NULL OR workspace_id = $3)
+        LIMIT $5`,
+      [organizationId, since.toISOString(), workspaceId, [...metadataKeys], max],
+    )
+    return rows.map((row) => ({
+      workspaceId: row.workspace_id, apiKeyId: row.api_key_id, userId: row.user_id, endpointType: row.endpoint_type, model: row.model_requested,
+      providerId: row.provider_id, providerSlug: row.provider_slug, metadata: row.metadata ?? {},
+    }))
+  }
+
   async partitions(): Promise<Array<{ name: string; dayMs: number }>> {
     const rows = await this.#db.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
