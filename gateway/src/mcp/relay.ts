@@ -9,12 +9,11 @@
  * upstream's `Mcp-Session-Id` passes through, so any gateway replica serves any request of a
  * session), adds no second session to keep alive per client, and needs to read only two methods.
  */
-import { request as undiciRequest } from 'undici'
 import { GatewayError } from '../core/errors.ts'
-import { header, type RequestHeaders } from '../core/headers.ts'
+import type { RequestHeaders } from '../core/headers.ts'
 import { toJsonText } from '../core/raw-json.ts'
-import { maxBufferedResponseBytes, transportError } from '../upstream/transport.ts'
-import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
+import { callUpstream, pickRequestHeaders, pickResponseHeaders } from '../relay/upstream-call.ts'
+import { maxBufferedResponseBytes } from '../upstream/transport.ts'
 import { filterToolList, readClientMessage, toolRefusal, type ClientMessage } from './messages.ts'
 import type { CompiledMcpServer } from './servers.ts'
 import { rewriteSseMessages } from './sse-rewrite.ts'
@@ -41,24 +40,6 @@ export interface McpRelayFacts {
   method: string | null
   toolName: string | null
   denied: boolean
-}
-
-function upstreamHeaders(request: McpRelayRequest, credentials: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const name of FORWARDED_REQUEST_HEADERS) {
-    const value = header(request.headers, name)
-    if (value !== undefined) out[name] = value
-  }
-  return { ...out, ...credentials }
-}
-
-function returnedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const name of RETURNED_RESPONSE_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string') out[name] = value
-  }
-  return out
 }
 
 /** Reads the client message and refuses a tool this server does not enable; null when it may go upstream. */
@@ -99,25 +80,17 @@ export async function relayMcp(server: CompiledMcpServer, request: McpRelayReque
   const record = server.record
   const allowPrivateNetwork = record.network === 'private-allowed'
   const credentials = await auth.headers(record.auth, allowPrivateNetwork)
-  let response: Awaited<ReturnType<typeof undiciRequest>>
-  try {
-    response = await undiciRequest(record.url, {
-      method: request.method,
-      headers: upstreamHeaders(request, credentials),
-      ...(request.method === 'POST' ? { body: toJsonText(request.body) } : {}),
-      dispatcher: ssrfSafeDispatcher(allowPrivateNetwork),
-      signal: request.signal,
-    })
-  } catch (error) {
-    throw transportError(error, request.signal)
-  }
-  const status = response.statusCode
-  if (status === 401 || status === 403) {
-    // The client authenticated to Gatehouse; the upstream refusing Gatehouse's credential is a dependency failure.
-    await response.body.dump()
-    throw new GatewayError('upstream_error', `The MCP server '${record.slug}' refused Gatehouse's credentials (HTTP ${status})`)
-  }
-  const headers = returnedHeaders(response.headers)
+  const response = await callUpstream({
+    url: record.url,
+    method: request.method,
+    headers: { ...pickRequestHeaders(request.headers, FORWARDED_REQUEST_HEADERS), ...credentials },
+    ...(request.method === 'POST' ? { body: toJsonText(request.body) } : {}),
+    allowPrivateNetwork,
+    signal: request.signal,
+    label: `The MCP server '${record.slug}'`,
+  })
+  const status = response.status
+  const headers = pickResponseHeaders(response.headers, RETURNED_RESPONSE_HEADERS)
   const contentType = headers['content-type'] ?? ''
   const listId = message?.method === 'tools/list' && message.id !== null ? message.id : null
   if (listId !== null && status < 300 && contentType.startsWith('application/json')) {
