@@ -7,17 +7,13 @@
 import type { RequestHeaders } from '../core/headers.ts'
 import { toJsonText } from '../core/raw-json.ts'
 import type { McpUpstreamAuth } from '../mcp/upstream-auth.ts'
-import { callUpstream, pickRequestHeaders, pickResponseHeaders } from '../relay/upstream-call.ts'
-import { methodRefusal, readAgentRequest } from './messages.ts'
+import { callUpstream, pickRequestHeaders, pickResponseHeaders, type RelayedAnswer } from '../relay/upstream-call.ts'
+import { methodRefusal, readAgentRequest, type AgentRequest } from './messages.ts'
 import type { CompiledAgentServer } from './servers.ts'
 
 /** Client headers of the A2A HTTP binding that go upstream (1.0 and 0.3 names); credentials stay here. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions'] as const
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions'] as const
-
-export type AgentUpstreamAnswer =
-  | { readonly kind: 'json'; readonly status: number; readonly headers: Record<string, string>; readonly body: unknown }
-  | { readonly kind: 'bytes'; readonly status: number; readonly headers: Record<string, string>; readonly body: AsyncIterable<Uint8Array>; readonly eventStream: boolean }
 
 export interface AgentRelayRequest {
   readonly headers: RequestHeaders
@@ -31,14 +27,20 @@ export interface AgentRelayFacts {
   refused: boolean
 }
 
-export async function relayAgent(server: CompiledAgentServer, request: AgentRelayRequest, auth: McpUpstreamAuth, facts: AgentRelayFacts): Promise<AgentUpstreamAnswer> {
+/**
+ * Reads the JSON-RPC request into `facts`. `refusal` answers a method the relay does not carry,
+ * given here and never sent upstream.
+ */
+export function admitAgent(request: AgentRelayRequest, facts: AgentRelayFacts): { message: AgentRequest; refusal: Record<string, unknown> | null } {
   const message = readAgentRequest(request.body)
   facts.method = message.method
   const refusal = methodRefusal(message)
-  if (refusal !== null) {
-    facts.refused = true
-    return { kind: 'json', status: 200, headers: {}, body: refusal }
-  }
+  if (refusal !== null) facts.refused = true
+  return { message, refusal }
+}
+
+/** Sends an admitted request to the agent; its answer comes back as it is. */
+export async function relayAgent(server: CompiledAgentServer, request: AgentRelayRequest, auth: McpUpstreamAuth): Promise<RelayedAnswer> {
   const record = server.record
   const allowPrivateNetwork = record.network === 'private-allowed'
   const credentials = await auth.headers(record.auth, allowPrivateNetwork)

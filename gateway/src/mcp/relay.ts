@@ -12,7 +12,7 @@
 import { GatewayError } from '../core/errors.ts'
 import type { RequestHeaders } from '../core/headers.ts'
 import { toJsonText } from '../core/raw-json.ts'
-import { callUpstream, pickRequestHeaders, pickResponseHeaders } from '../relay/upstream-call.ts'
+import { callUpstream, pickRequestHeaders, pickResponseHeaders, type RelayedAnswer } from '../relay/upstream-call.ts'
 import { maxBufferedResponseBytes } from '../upstream/transport.ts'
 import { filterToolList, readClientMessage, toolRefusal, type ClientMessage } from './messages.ts'
 import type { CompiledMcpServer } from './servers.ts'
@@ -23,10 +23,6 @@ import type { McpUpstreamAuth } from './upstream-auth.ts'
 const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const
 /** Upstream headers the client needs back. */
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version'] as const
-
-export type McpUpstreamAnswer =
-  | { readonly kind: 'json'; readonly status: number; readonly headers: Record<string, string>; readonly body: unknown }
-  | { readonly kind: 'bytes'; readonly status: number; readonly headers: Record<string, string>; readonly body: AsyncIterable<Uint8Array>; readonly eventStream: boolean }
 
 export interface McpRelayRequest {
   readonly method: 'POST' | 'GET' | 'DELETE'
@@ -42,7 +38,7 @@ export interface McpRelayFacts {
   denied: boolean
 }
 
-/** Reads the client message and refuses a tool this server does not enable; null when it may go upstream. */
+/** The refusal of a tool this server does not enable; null when the message may go upstream. */
 export function refuseDisallowedTool(server: CompiledMcpServer, message: ClientMessage): Record<string, unknown> | null {
   if (message.toolName === null || server.tools.has(message.toolName)) return null
   return toolRefusal(message.id, message.toolName)
@@ -65,18 +61,22 @@ async function readJson(body: AsyncIterable<Uint8Array>): Promise<unknown> {
   }
 }
 
-export async function relayMcp(server: CompiledMcpServer, request: McpRelayRequest, auth: McpUpstreamAuth, facts: McpRelayFacts): Promise<McpUpstreamAnswer> {
-  let message: ClientMessage | null = null
-  if (request.method === 'POST') {
-    message = readClientMessage(request.body)
-    facts.method = message.method
-    facts.toolName = message.toolName
-    const refusal = refuseDisallowedTool(server, message)
-    if (refusal !== null) {
-      facts.denied = true
-      return { kind: 'json', status: 200, headers: {}, body: refusal }
-    }
-  }
+/**
+ * Reads a POST's client message into `facts` (a GET or DELETE carries none: null). `refusal` is the
+ * answer to a tool this server does not enable, given here and never sent upstream.
+ */
+export function admitMcp(server: CompiledMcpServer, request: McpRelayRequest, facts: McpRelayFacts): { message: ClientMessage | null; refusal: Record<string, unknown> | null } {
+  if (request.method !== 'POST') return { message: null, refusal: null }
+  const message = readClientMessage(request.body)
+  facts.method = message.method
+  facts.toolName = message.toolName
+  const refusal = refuseDisallowedTool(server, message)
+  if (refusal !== null) facts.denied = true
+  return { message, refusal }
+}
+
+/** Sends an admitted request (`message`: from `admitMcp`) to the upstream server. */
+export async function relayMcp(server: CompiledMcpServer, request: McpRelayRequest, message: ClientMessage | null, auth: McpUpstreamAuth): Promise<RelayedAnswer> {
   const record = server.record
   const allowPrivateNetwork = record.network === 'private-allowed'
   const credentials = await auth.headers(record.auth, allowPrivateNetwork)

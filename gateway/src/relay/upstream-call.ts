@@ -3,11 +3,13 @@
  * SSRF-checked dispatcher with the server's network setting, with only the headers the protocol
  * needs plus Gatehouse's credentials (the client's own never travel), and the answer's protocol
  * headers picked out for the client. The upstream refusing Gatehouse's credentials is a
- * dependency failure (the client authenticated to Gatehouse), never a 401 to the client.
+ * dependency failure (the client authenticated to Gatehouse), never a 401 to the client. The
+ * `traceparent` sent names the active span: the call's CLIENT span when the request is traced.
  */
 import { request as undiciRequest } from 'undici'
 import { GatewayError } from '../core/errors.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
+import { injectTraceContext } from '../core/tracing.ts'
 import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
 import { transportError } from '../upstream/transport.ts'
 
@@ -22,6 +24,11 @@ export interface UpstreamCall {
   /** Names the server in errors: "The MCP server 'tools'". */
   readonly label: string
 }
+
+/** A relayed server's answer: JSON the relay read (and may have changed), or the upstream's bytes as they come. */
+export type RelayedAnswer =
+  | { readonly kind: 'json'; readonly status: number; readonly headers: Record<string, string>; readonly body: unknown }
+  | { readonly kind: 'bytes'; readonly status: number; readonly headers: Record<string, string>; readonly body: AsyncIterable<Uint8Array>; readonly eventStream: boolean }
 
 export interface UpstreamResponse {
   readonly status: number
@@ -50,11 +57,13 @@ export function pickResponseHeaders(headers: Record<string, string | string[] | 
 }
 
 export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  const headers = { ...call.headers }
+  injectTraceContext(headers)
   let response: Awaited<ReturnType<typeof undiciRequest>>
   try {
     response = await undiciRequest(call.url, {
       method: call.method,
-      headers: call.headers,
+      headers,
       ...(call.body !== undefined ? { body: call.body } : {}),
       dispatcher: ssrfSafeDispatcher(call.allowPrivateNetwork),
       signal: call.signal,

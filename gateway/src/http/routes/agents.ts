@@ -5,20 +5,24 @@
  * caller's workspace, or its id). Both need the `agents.invoke` scope and the server's user access.
  *
  * Each JSON-RPC call runs the pipeline as the `agents` operation (authentication, rate limits, a
- * usage record naming the server and the method, the request's span), then the relay
- * (agents/relay.ts). The card is answered after authentication only: it calls no agent, so it is
+ * usage record naming the server and the method, the request's SERVER span), then the relay
+ * (agents/relay.ts), whose call to the agent is a CLIENT span (`invoke_agent {agent}` for the
+ * message methods). The card is answered after authentication only: it calls no agent, so it is
  * neither limited nor recorded.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { GatewayError } from '../../core/errors.ts'
+import { tracedUpstreamCall } from '../../pipeline/attempt-span.ts'
 import { buildLocalPipeline, type PipelineDeps } from '../../pipeline/build.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import type { Answer, Exchange, Operation } from '../../pipeline/stage.ts'
-import { relayAgent, type AgentRelayFacts } from '../../agents/relay.ts'
+import { admitAgent, relayAgent, type AgentRelayFacts, type AgentRelayRequest } from '../../agents/relay.ts'
 import { agentServerFor, type CompiledAgentServer } from '../../agents/servers.ts'
 import { McpUpstreamAuth } from '../../mcp/upstream-auth.ts'
 import { servedAgentCard } from '../../snapshot/agents.ts'
+import { agentCallSpan } from '../../telemetry/upstream-span.ts'
 import { OPENAI_FORMAT, pipelineHandler, serveExchange, startExchange } from '../pipeline-route.ts'
+import { relayedAnswer } from '../relayed-answer.ts'
 
 export const AGENTS_OPERATION: Operation = { name: 'agents', endpointType: 'a2a', format: 'openai', textual: false, cacheable: false }
 
@@ -35,12 +39,18 @@ async function relay(exchange: Exchange, auth: McpUpstreamAuth): Promise<Answer>
   const { facts, context } = exchange
   const relayFacts: AgentRelayFacts = { method: null, refused: false }
   facts.agent = { serverId: server.record.id, method: null }
+  const request: AgentRelayRequest = { headers: exchange.headers, body: exchange.rawBody, signal: context.signal }
   try {
-    const answer = await relayAgent(server, { headers: exchange.headers, body: exchange.rawBody, signal: context.signal }, auth, relayFacts)
-    if (relayFacts.refused) facts.errorCode = 'a2a_method_refused'
-    Object.assign(exchange.responseHeaders, answer.headers)
-    if (answer.kind === 'json') return { kind: 'json', status: answer.status, body: answer.body, usage: null }
-    return { kind: 'relay', status: answer.status, headers: answer.headers, body: answer.body, eventStream: answer.eventStream }
+    const { message, refusal } = admitAgent(request, relayFacts)
+    if (refusal !== null) {
+      facts.errorCode = 'a2a_method_refused'
+      return { kind: 'json', status: 200, body: refusal, usage: null }
+    }
+    return await tracedUpstreamCall(
+      exchange,
+      () => agentCallSpan(server.record, message.method),
+      async () => relayedAnswer(exchange, await relayAgent(server, request, auth)),
+    )
   } finally {
     facts.agent = { serverId: server.record.id, method: relayFacts.method }
   }
