@@ -6,9 +6,11 @@
  * Gatehouse key, send and stream messages through Gatehouse in both bindings (1.0 `SendMessage`,
  * 0.3 `message/send`); the card they read names Gatehouse and only the enabled skills; a key
  * without `agents.invoke` and a denied user are refused; methods Gatehouse does not carry never
- * reach the agent; every call leaves one usage record naming the agent server and the method.
+ * reach the agent; every call leaves one usage record naming the agent server and the method; a
+ * message is traced (the SERVER span, an `invoke_agent` CLIENT span under it whose id the agent
+ * receives as its `traceparent` parent); and a rate limit on A2A calls refuses the call past it.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
@@ -19,10 +21,12 @@ import { Role, TaskState, type AgentCard, type SendMessageRequest, type StreamRe
 import express from 'express'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTracing, type Tracing } from '@gatehouse/gateway'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 import { startEmbedded, type EmbeddedGatehouse } from '../../operator/src/cli/embedded.ts'
 import { openMigratedPglite } from '../../operator/src/store/testing.ts'
 import { adminClient } from '../helpers/admin-client.ts'
+import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts'
 import { pollUntil } from '../helpers/processes.ts'
 
 const ADMIN_KEY = generateApiKey('admin')
@@ -31,6 +35,8 @@ const UPSTREAM_SECRET = 'agent-upstream-secret-0123456789'
 /** What the loopback agent received: JSON-RPC methods, and every credential presented to it. */
 const upstreamMethods: string[] = []
 const presentedCredentials = new Set<string>()
+/** The `traceparent` each JSON-RPC method arrived with. */
+const upstreamTraceparents: Array<{ method: string; traceparent: unknown }> = []
 
 /** Echoes the user's text as a task: submitted, an artifact with the text, completed. */
 class EchoExecutor implements AgentExecutor {
@@ -96,6 +102,7 @@ async function startLoopbackAgent(): Promise<{ url: string; server: Server }> {
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
   app.use('/a2a/jsonrpc', express.json(), (request, _response, next) => {
     upstreamMethods.push(String((request.body as { method?: unknown }).method))
+    upstreamTraceparents.push({ method: upstreamMethods.at(-1)!, traceparent: request.headers.traceparent })
     next()
   }, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }))
   return { url: `http://127.0.0.1:${port}`, server: http }
@@ -108,20 +115,23 @@ let integrationId: string
 let serverId: string
 let invokeKey: string
 let workspaceId: string
+let receiver: OtlpReceiver
+let tracing: Tracing | null
 
-/** A fetch that presents a Gatehouse key (and a client token that must stay at Gatehouse). */
-function keyedFetch(key: string): typeof fetch {
+/** A fetch that presents a Gatehouse key (and a client token that must stay at Gatehouse), and any `extra` headers. */
+function keyedFetch(key: string, extra: Record<string, string> = {}): typeof fetch {
   return (input, init) => {
     const headers = new Headers(init?.headers)
     headers.set('x-gateway-api-key', key)
     headers.set('authorization', 'Bearer client-token-must-not-travel')
+    for (const [name, value] of Object.entries(extra)) headers.set(name, value)
     return fetch(input, { ...init, headers })
   }
 }
 
 /** The official 1.0 client, built from the card at Gatehouse's URL. */
-async function a2aClient(key: string): ReturnType<ClientFactory['createFromUrl']> {
-  const fetchImpl = keyedFetch(key)
+async function a2aClient(key: string, extra: Record<string, string> = {}): ReturnType<ClientFactory['createFromUrl']> {
+  const fetchImpl = keyedFetch(key, extra)
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
     cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
     transports: [new JsonRpcTransportFactory({ fetchImpl })],
@@ -152,6 +162,13 @@ function servedAgent(): { status: string; skills: string[]; defaultUserAccess: s
 
 beforeAll(async () => {
   upstream = await startLoopbackAgent()
+  receiver = await startOtlpReceiver()
+  // The SDK reads process.env (this file runs in its own worker process); started before Gatehouse,
+  // whose gateway composes its trace stage when tracing is on.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
+  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
+  tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
   gatehouse = await startEmbedded({
     host: '127.0.0.1',
     port: 0,
@@ -171,6 +188,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gatehouse?.close()
+  await tracing?.shutdown()
+  await receiver?.close()
   upstream?.server.closeAllConnections()
   await new Promise((resolve) => upstream?.server.close(resolve))
 })
@@ -277,5 +296,63 @@ describe('agents through Gatehouse', () => {
     expect(records.map((record) => record.agent_method).sort()).toEqual([...calls].sort())
     for (const record of records) expect(record).toMatchObject({ agent_server_id: serverId, endpoint_type: 'a2a', workspace_id: workspaceId })
     expect(records.find((record) => record.agent_method === 'tasks/pushNotificationConfig/set')).toMatchObject({ error_code: 'a2a_method_refused' })
+  })
+
+  it('traces a message: the SERVER span, an invoke_agent CLIENT span under it, and that span as the agent\'s traceparent parent', async () => {
+    const traceId = randomBytes(16).toString('hex')
+    const callerSpanId = randomBytes(8).toString('hex')
+    const client = await a2aClient(invokeKey, { traceparent: `00-${traceId}-${callerSpanId}-01` })
+    expect(await client.sendMessage(userMessage('traced'))).toMatchObject({ status: { state: TaskState.TASK_STATE_COMPLETED } })
+    await tracing!.forceFlush()
+    const spans = (await receiver.waitFor((all) => all.some((span) => span.traceId === traceId && span.kind === SPAN_KIND.client))).filter((span) => span.traceId === traceId)
+    const call = spans.find((span) => span.kind === SPAN_KIND.client)!
+    const request = spans.find((span) => span.spanId === call.parentSpanId)
+    expect(request).toMatchObject({ kind: SPAN_KIND.server, parentSpanId: callerSpanId })
+    expect(request!.attributes).toMatchObject({
+      'gatehouse.route': 'agents',
+      'gatehouse.workspace.id': workspaceId,
+      'gatehouse.agent.server.id': serverId,
+      'gatehouse.agent.method': 'SendMessage',
+      'http.response.status_code': 200,
+    })
+    expect(call.name).toBe('invoke_agent Echo agent')
+    expect(call.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'Echo agent',
+      'gen_ai.agent.id': serverId,
+      'gatehouse.agent.server.id': serverId,
+      'gatehouse.agent.server.slug': 'echo',
+      'gatehouse.agent.method': 'SendMessage',
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(upstream.url).port),
+      'http.response.status_code': 200,
+    })
+    // Break tried: dropping `injectTraceContext` from relay/upstream-call.ts sent no traceparent, and this failed.
+    expect(upstreamTraceparents.findLast((sent) => sent.method === 'SendMessage')?.traceparent).toBe(`00-${traceId}-${call.spanId}-01`)
+    expect(receiver.bodies.join('\n')).not.toContain(UPSTREAM_SECRET)
+  })
+
+  it('refuses the call past a rate limit on A2A calls, and the SDK client surfaces the 429', async () => {
+    const key = await admin('/v1/api-keys/workspace/service', 'POST', { name: 'limited caller', workspace_id: workspaceId, scopes: ['agents.invoke'] })
+    const policy = await admin('/v1/policies/rate-limits', 'POST', {
+      name: 'Two agent calls a minute',
+      conditions: [{ key: 'endpoint_type', value: 'a2a' }, { key: 'api_key', value: key.body.id }],
+      group_by: [{ key: 'api_key' }],
+      type: 'requests',
+      unit: 'rpm',
+      value: 2,
+    })
+    expect(policy.status).toBe(200)
+    await pollUntil(async () => gatehouse.holder.current?.snapshot.limits.some((limit) => limit.id.includes(policy.body.id as string)) === true, 10_000, 20)
+    // The card is read, not called: it is not under the limit.
+    const client = await a2aClient(key.body.key as string)
+    const before = upstreamMethods.length
+    for (const text of ['one', 'two']) expect(await client.sendMessage(userMessage(text))).toMatchObject({ status: { state: TaskState.TASK_STATE_COMPLETED } })
+    await expect(client.sendMessage(userMessage('three'))).rejects.toThrow(/429/)
+    expect(upstreamMethods.length).toBe(before + 2)
+    const refused = await keyedFetch(key.body.key as string)(`${gatehouse.url}/v1/agents/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }) })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect(await refused.json()).toMatchObject({ error: { code: 'rate_limited' } })
   })
 })
