@@ -12,6 +12,7 @@ import { registerAdminForward, type AdminForwarder } from './http/routes/admin-f
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
 import { registerMcpRoutes } from './http/routes/mcp.ts'
+import { registerAgentRoutes } from './http/routes/agents.ts'
 import { registerMessagesRoute } from './http/routes/messages.ts'
 import { registerModelRoutes } from './http/routes/models.ts'
 import { registerPassthroughRoutes } from './http/routes/passthrough.ts'
@@ -184,6 +185,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   registerMessagesRoute(app, deps)
   registerPromptRoutes(app, deps)
   registerMcpRoutes(app, deps)
+  registerAgentRoutes(app, deps)
   registerPricingRoute(app)
   registerAdminForward(app, options.adminForwarder)
   return app

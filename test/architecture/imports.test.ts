@@ -19,7 +19,7 @@ const GATEWAY_LAYERS: readonly (readonly string[])[] = [
   ['snapshot'],
   ['routing'],
   ['runtime'],
-  ['validation', 'telemetry', 'sync', 'sidecar', 'guardrails', 'limits', 'cache', 'usage', 'mcp'],
+  ['validation', 'telemetry', 'sync', 'sidecar', 'guardrails', 'limits', 'cache', 'usage', 'relay', 'mcp', 'agents'],
   ['pipeline'],
   ['http'],
   ['.'],

@@ -5,8 +5,12 @@
  * and served to a workspace as an MCP server. The official SDK client lists and calls its tools
  * through Gatehouse; a tool switched off is absent from the list and refused without reaching the
  * server; a key without `mcp.invoke` is refused; every call leaves one usage record naming the
- * server and the tool; and when the server goes away the scheduled sync marks it failed.
+ * server and the tool; a tool call is traced (the request's SERVER span, an `execute_tool` CLIENT
+ * span under it whose id the server receives as its `traceparent` parent); a rate limit on MCP
+ * requests refuses the call past it, as the SDK client surfaces it; and when the server goes away
+ * the scheduled sync marks it failed.
  */
+import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -16,10 +20,12 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { startTracing, type Tracing } from '@gatehouse/gateway'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 import { startEmbedded, type EmbeddedGatehouse } from '../../operator/src/cli/embedded.ts'
 import { openMigratedPglite } from '../../operator/src/store/testing.ts'
 import { adminClient } from '../helpers/admin-client.ts'
+import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts'
 import { pollUntil } from '../helpers/processes.ts'
 
 const ADMIN_KEY = generateApiKey('admin')
@@ -35,6 +41,8 @@ const SERVER_INFO = {
 /** Calls the loopback server received, by tool, and the credential each request carried. */
 const toolCalls: Record<string, number> = { echo: 0, add: 0 }
 const presentedCredentials = new Set<string>()
+/** The `traceparent` each JSON-RPC method arrived with. */
+const upstreamTraceparents: Array<{ method: unknown; traceparent: unknown }> = []
 
 function loopbackServer(): McpServer {
   const server = new McpServer(SERVER_INFO)
@@ -62,6 +70,7 @@ async function startLoopbackMcp(): Promise<{ url: string; server: Server }> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const body: unknown = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined
+      upstreamTraceparents.push({ method: (body as { method?: unknown } | undefined)?.method, traceparent: request.headers.traceparent })
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
       const server = loopbackServer()
       response.on('close', () => {
@@ -82,10 +91,12 @@ let integrationId: string
 let serverId: string
 let invokeKey: string
 let workspaceId: string
+let receiver: OtlpReceiver
+let tracing: Tracing | null
 
-async function mcpClient(key: string): Promise<Client> {
+async function mcpClient(key: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'mcp-test-client', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${gatehouse.url}/v1/mcp/tools/mcp`), { requestInit: { headers: { 'x-gateway-api-key': key, authorization: 'Bearer client-token-must-not-travel' } } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${gatehouse.url}/v1/mcp/tools/mcp`), { requestInit: { headers: { 'x-gateway-api-key': key, authorization: 'Bearer client-token-must-not-travel', ...headers } } }))
   return client
 }
 
@@ -95,6 +106,13 @@ function servedTools(): string[] | undefined {
 
 beforeAll(async () => {
   upstream = await startLoopbackMcp()
+  receiver = await startOtlpReceiver()
+  // The SDK reads process.env (this file runs in its own worker process); started before Gatehouse,
+  // whose gateway composes its trace stage when tracing is on.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
+  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
+  tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
   gatehouse = await startEmbedded({
     host: '127.0.0.1',
     port: 0,
@@ -115,6 +133,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gatehouse?.close()
+  await tracing?.shutdown()
+  await receiver?.close()
   upstream?.server.closeAllConnections()
   await new Promise((resolve) => upstream?.server.close(resolve))
 })
@@ -193,6 +213,82 @@ describe('MCP integrations and servers', () => {
     }, 15_000, 100)
     expect(records.map((record) => record.mcp_tool_name).sort()).toEqual(['add', 'echo'])
     for (const record of records) expect(record).toMatchObject({ mcp_server_id: serverId, endpoint_type: 'mcp', status_code: 200, workspace_id: workspaceId })
+  })
+
+  it('traces a tool call: the SERVER span, an execute_tool CLIENT span under it, and that span as the server\'s traceparent parent', async () => {
+    // The caller's own trace: every request of this client hangs under it, so its spans are found by it.
+    const traceId = randomBytes(16).toString('hex')
+    const callerSpanId = randomBytes(8).toString('hex')
+    const client = await mcpClient(invokeKey, { traceparent: `00-${traceId}-${callerSpanId}-01` })
+    try {
+      await client.callTool({ name: 'echo', arguments: { text: 'traced' } })
+    } finally {
+      await client.close()
+    }
+    await tracing!.forceFlush()
+    const spans = (await receiver.waitFor((all) => all.some((span) => span.traceId === traceId && span.name === 'execute_tool echo'))).filter((span) => span.traceId === traceId)
+    const call = spans.find((span) => span.name === 'execute_tool echo')!
+    const request = spans.find((span) => span.spanId === call.parentSpanId)
+    expect(request).toMatchObject({ kind: SPAN_KIND.server, parentSpanId: callerSpanId })
+    expect(request!.attributes).toMatchObject({
+      'gatehouse.route': 'mcp',
+      'gatehouse.workspace.id': workspaceId,
+      'gatehouse.mcp.server.id': serverId,
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'echo',
+      'http.response.status_code': 200,
+    })
+    expect(call.kind).toBe(SPAN_KIND.client)
+    expect(call.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'echo',
+      'mcp.method.name': 'tools/call',
+      'gatehouse.mcp.server.id': serverId,
+      'gatehouse.mcp.server.slug': 'tools',
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(upstream.url).port),
+      'http.response.status_code': 200,
+    })
+    // initialize is a CLIENT span too, named by its method and calling no tool.
+    const initialize = spans.find((span) => span.kind === SPAN_KIND.client && span.name === 'initialize')
+    expect(initialize?.attributes).toMatchObject({ 'mcp.method.name': 'initialize' })
+    expect(initialize?.attributes['gen_ai.operation.name']).toBeUndefined()
+    // Break tried: calling the relay outside the span's context (`call()` for `context.with(active, call)`
+    // in attempt-span.ts) sent the SERVER span's id upstream, and this failed.
+    expect(upstreamTraceparents.findLast((sent) => sent.method === 'tools/call')?.traceparent).toBe(`00-${traceId}-${call.spanId}-01`)
+    expect(receiver.bodies.join('\n')).not.toContain(UPSTREAM_SECRET)
+  })
+
+  it('refuses the tools/call past a rate limit on MCP requests, as the SDK client surfaces a 429', async () => {
+    const key = await admin('/v1/api-keys/workspace/service', 'POST', { name: 'limited agent', workspace_id: workspaceId, scopes: ['mcp.invoke'] })
+    const client = await mcpClient(key.body.key as string)
+    try {
+      // Limited after connecting, so the window holds tool calls only.
+      const policy = await admin('/v1/policies/rate-limits', 'POST', {
+        name: 'Three MCP calls a minute',
+        conditions: [{ key: 'endpoint_type', value: 'mcp' }, { key: 'api_key', value: key.body.id }],
+        group_by: [{ key: 'api_key' }],
+        type: 'requests',
+        unit: 'rpm',
+        value: 3,
+      })
+      expect(policy.status).toBe(200)
+      await pollUntil(async () => gatehouse.holder.current?.snapshot.limits.some((limit) => limit.id.includes(policy.body.id as string)) === true, 10_000, 20)
+      const before = toolCalls.echo!
+      for (let call = 1; call <= 3; call++) expect(await client.callTool({ name: 'echo', arguments: { text: `call ${call}` } })).toMatchObject({ content: [{ text: `call ${call}` }] })
+      // The SDK's transport throws on a non-2xx POST with the status as `code` and Gatehouse's error body in the message.
+      await expect(client.callTool({ name: 'echo', arguments: { text: 'one too many' } })).rejects.toMatchObject({ code: 429, message: expect.stringContaining('rate_limited') })
+      expect(toolCalls.echo).toBe(before + 3)
+    } finally {
+      await client.close()
+    }
+    // Other keys are not under it.
+    const other = await mcpClient(invokeKey)
+    try {
+      expect(await other.callTool({ name: 'echo', arguments: { text: 'unlimited' } })).toMatchObject({ content: [{ text: 'unlimited' }] })
+    } finally {
+      await other.close()
+    }
   })
 
   it('refuses a tool switched off on the server: absent from the list, never reaching the server', async () => {

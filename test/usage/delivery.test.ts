@@ -30,7 +30,7 @@ function draft(organizationId: string): UsageDraft {
   return {
     id: `delivery-${process.pid}-${sequence}`, createdAtMs: Date.now(), organizationId, workspaceId: null, apiKeyId: 'key-1', userId: null,
     traceId: `trace-${sequence}`, spanId: null, parentSpanId: null, spanName: null, providerId: 'p', providerSlug: 'openai', providerKind: 'openai',
-    integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, route: 'chat', endpointType: 'chatComplete', modelRequested: 'gpt-4o',
+    integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, agentServerId: null, agentMethod: null, route: 'chat', endpointType: 'chatComplete', modelRequested: 'gpt-4o',
     modelServed: 'gpt-4o', attempts: 1, retries: 0, targetPath: null, statusCode: 200, errorCode: null, cacheStatus: null, streamed: false,
     aborted: false, finishReason: 'stop', inputTokens: 3, outputTokens: 2, cachedInputTokens: 0, cacheWriteInputTokens: 0, reasoningTokens: 0,
     estimated: false, costUsd: 0.00003, pricingVersion: 'v', latencyMs: 5, ttftMs: 5, metadata: null, logLevel: 'metadata',

@@ -24,6 +24,7 @@ export type EndpointType =
   | 'realtime'
   | 'proxy'
   | 'mcp'
+  | 'a2a'
 
 /** The verdict of one guardrail run, kept on the usage record and returned to the caller. */
 export interface HookResult {

@@ -9,12 +9,11 @@
  * upstream's `Mcp-Session-Id` passes through, so any gateway replica serves any request of a
  * session), adds no second session to keep alive per client, and needs to read only two methods.
  */
-import { request as undiciRequest } from 'undici'
 import { GatewayError } from '../core/errors.ts'
-import { header, type RequestHeaders } from '../core/headers.ts'
+import type { RequestHeaders } from '../core/headers.ts'
 import { toJsonText } from '../core/raw-json.ts'
-import { maxBufferedResponseBytes, transportError } from '../upstream/transport.ts'
-import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
+import { callUpstream, pickRequestHeaders, pickResponseHeaders, type RelayedAnswer } from '../relay/upstream-call.ts'
+import { maxBufferedResponseBytes } from '../upstream/transport.ts'
 import { filterToolList, readClientMessage, toolRefusal, type ClientMessage } from './messages.ts'
 import type { CompiledMcpServer } from './servers.ts'
 import { rewriteSseMessages } from './sse-rewrite.ts'
@@ -24,10 +23,6 @@ import type { McpUpstreamAuth } from './upstream-auth.ts'
 const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const
 /** Upstream headers the client needs back. */
 const RETURNED_RESPONSE_HEADERS = ['content-type', 'mcp-session-id', 'mcp-protocol-version'] as const
-
-export type McpUpstreamAnswer =
-  | { readonly kind: 'json'; readonly status: number; readonly headers: Record<string, string>; readonly body: unknown }
-  | { readonly kind: 'bytes'; readonly status: number; readonly headers: Record<string, string>; readonly body: AsyncIterable<Uint8Array>; readonly eventStream: boolean }
 
 export interface McpRelayRequest {
   readonly method: 'POST' | 'GET' | 'DELETE'
@@ -43,25 +38,7 @@ export interface McpRelayFacts {
   denied: boolean
 }
 
-function upstreamHeaders(request: McpRelayRequest, credentials: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const name of FORWARDED_REQUEST_HEADERS) {
-    const value = header(request.headers, name)
-    if (value !== undefined) out[name] = value
-  }
-  return { ...out, ...credentials }
-}
-
-function returnedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const name of RETURNED_RESPONSE_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string') out[name] = value
-  }
-  return out
-}
-
-/** Reads the client message and refuses a tool this server does not enable; null when it may go upstream. */
+/** The refusal of a tool this server does not enable; null when the message may go upstream. */
 export function refuseDisallowedTool(server: CompiledMcpServer, message: ClientMessage): Record<string, unknown> | null {
   if (message.toolName === null || server.tools.has(message.toolName)) return null
   return toolRefusal(message.id, message.toolName)
@@ -84,40 +61,36 @@ async function readJson(body: AsyncIterable<Uint8Array>): Promise<unknown> {
   }
 }
 
-export async function relayMcp(server: CompiledMcpServer, request: McpRelayRequest, auth: McpUpstreamAuth, facts: McpRelayFacts): Promise<McpUpstreamAnswer> {
-  let message: ClientMessage | null = null
-  if (request.method === 'POST') {
-    message = readClientMessage(request.body)
-    facts.method = message.method
-    facts.toolName = message.toolName
-    const refusal = refuseDisallowedTool(server, message)
-    if (refusal !== null) {
-      facts.denied = true
-      return { kind: 'json', status: 200, headers: {}, body: refusal }
-    }
-  }
+/**
+ * Reads a POST's client message into `facts` (a GET or DELETE carries none: null). `refusal` is the
+ * answer to a tool this server does not enable, given here and never sent upstream.
+ */
+export function admitMcp(server: CompiledMcpServer, request: McpRelayRequest, facts: McpRelayFacts): { message: ClientMessage | null; refusal: Record<string, unknown> | null } {
+  if (request.method !== 'POST') return { message: null, refusal: null }
+  const message = readClientMessage(request.body)
+  facts.method = message.method
+  facts.toolName = message.toolName
+  const refusal = refuseDisallowedTool(server, message)
+  if (refusal !== null) facts.denied = true
+  return { message, refusal }
+}
+
+/** Sends an admitted request (`message`: from `admitMcp`) to the upstream server. */
+export async function relayMcp(server: CompiledMcpServer, request: McpRelayRequest, message: ClientMessage | null, auth: McpUpstreamAuth): Promise<RelayedAnswer> {
   const record = server.record
   const allowPrivateNetwork = record.network === 'private-allowed'
   const credentials = await auth.headers(record.auth, allowPrivateNetwork)
-  let response: Awaited<ReturnType<typeof undiciRequest>>
-  try {
-    response = await undiciRequest(record.url, {
-      method: request.method,
-      headers: upstreamHeaders(request, credentials),
-      ...(request.method === 'POST' ? { body: toJsonText(request.body) } : {}),
-      dispatcher: ssrfSafeDispatcher(allowPrivateNetwork),
-      signal: request.signal,
-    })
-  } catch (error) {
-    throw transportError(error, request.signal)
-  }
-  const status = response.statusCode
-  if (status === 401 || status === 403) {
-    // The client authenticated to Gatehouse; the upstream refusing Gatehouse's credential is a dependency failure.
-    await response.body.dump()
-    throw new GatewayError('upstream_error', `The MCP server '${record.slug}' refused Gatehouse's credentials (HTTP ${status})`)
-  }
-  const headers = returnedHeaders(response.headers)
+  const response = await callUpstream({
+    url: record.url,
+    method: request.method,
+    headers: { ...pickRequestHeaders(request.headers, FORWARDED_REQUEST_HEADERS), ...credentials },
+    ...(request.method === 'POST' ? { body: toJsonText(request.body) } : {}),
+    allowPrivateNetwork,
+    signal: request.signal,
+    label: `The MCP server '${record.slug}'`,
+  })
+  const status = response.status
+  const headers = pickResponseHeaders(response.headers, RETURNED_RESPONSE_HEADERS)
   const contentType = headers['content-type'] ?? ''
   const listId = message?.method === 'tools/list' && message.id !== null ? message.id : null
   if (listId !== null && status < 300 && contentType.startsWith('application/json')) {

@@ -1,8 +1,10 @@
 /**
- * One CLIENT span per upstream attempt, under the request's server span: retries and fallbacks are
- * sibling spans, each naming the provider and model it tried, the address it called, the status
- * it got and, when it failed, why (`error.type`). The attempt runs with its span active, so the
- * transport's `traceparent` (core/tracing.ts) names this span as the provider call's parent.
+ * One CLIENT span per upstream call, under the request's server span. For model providers, one per
+ * attempt: retries and fallbacks are sibling spans, each naming the provider and model it tried,
+ * the address it called, the status it got and, when it failed, why (`error.type`). MCP servers
+ * and A2A agents get theirs the same way (`tracedUpstreamCall`, described by
+ * telemetry/upstream-span.ts). The call runs with its span active, so the `traceparent` sent
+ * upstream (core/tracing.ts) names this span as the upstream call's parent.
  *
  * With tracing off this is one boolean test; under an unsampled request no span is made at all.
  */
@@ -11,6 +13,7 @@ import { GatewayError } from '../core/errors.ts'
 import { tracingEnabled } from '../core/tracing.ts'
 import type { BoundTarget } from '../routing/bind.ts'
 import { genAiFinishReasons, genAiOperationName, genAiProviderName, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../telemetry/genai.ts'
+import { serverAddressAttributes, type UpstreamSpanSpec } from '../telemetry/upstream-span.ts'
 import { ProviderHttpError } from '../upstream/provider-errors.ts'
 import { observeStream, type Answer, type Exchange } from './stage.ts'
 
@@ -25,10 +28,11 @@ function failed(span: Span, error: unknown, signal: AbortSignal): void {
   span.end()
 }
 
-function ended(span: Span, answer: Answer, signal: AbortSignal): Answer {
+function ended(span: Span, answer: Answer, signal: AbortSignal, modelAnswer: boolean): Answer {
   switch (answer.kind) {
     case 'json':
-      span.setAttributes({ 'http.response.status_code': answer.status, ...genAiResponseAttributes(answer.body), ...genAiUsageAttributes(answer.usage) })
+      span.setAttribute('http.response.status_code', answer.status)
+      if (modelAnswer) span.setAttributes({ ...genAiResponseAttributes(answer.body), ...genAiUsageAttributes(answer.usage) })
       span.end()
       return answer
     case 'stream':
@@ -66,36 +70,48 @@ function ended(span: Span, answer: Answer, signal: AbortSignal): Answer {
 
 /** Runs one attempt at `target` inside its own client span (not even a promise more with tracing off). */
 export function tracedAttempt(exchange: Exchange, target: BoundTarget, attempt: () => Promise<Answer>): Promise<Answer> {
-  if (!tracingEnabled()) return attempt()
-  // The request was not sampled: its attempts would not be either. The provider still gets a
-  // traceparent (the request's, flagged unsampled), without a span made and dropped per attempt.
-  if (trace.getActiveSpan()?.isRecording() === false) return attempt()
-  return attemptInSpan(exchange, target, attempt)
+  return tracedUpstreamCall(exchange, () => providerSpan(exchange, target), attempt)
 }
 
-async function attemptInSpan(exchange: Exchange, target: BoundTarget, attempt: () => Promise<Answer>): Promise<Answer> {
+/**
+ * Runs one upstream call inside its own client span, described by `describe` (called only when the
+ * span records). With tracing off this is one boolean test; under an unsampled request the upstream
+ * still gets a traceparent (the request's, flagged unsampled), without a span made and dropped.
+ */
+export function tracedUpstreamCall(exchange: Exchange, describe: () => UpstreamSpanSpec, call: () => Promise<Answer>): Promise<Answer> {
+  if (!tracingEnabled()) return call()
+  if (trace.getActiveSpan()?.isRecording() === false) return call()
+  return callInSpan(exchange, describe, call)
+}
+
+function providerSpan(exchange: Exchange, target: BoundTarget): UpstreamSpanSpec {
   const operationName = genAiOperationName(exchange.operation.name)
   const { provider, upstreamModel } = target.route
-  const span = trace.getTracer(ATTEMPT_TRACER_NAME).startSpan(genAiSpanName(operationName, upstreamModel), { kind: SpanKind.CLIENT })
+  return {
+    name: genAiSpanName(operationName, upstreamModel),
+    attributes: {
+      'gen_ai.operation.name': operationName,
+      'gen_ai.provider.name': genAiProviderName(provider.record.kind),
+      'gen_ai.request.model': upstreamModel,
+      ...serverAddressAttributes(provider.endpoint.baseUrl),
+      'gatehouse.provider.slug': provider.record.slug,
+      'gatehouse.provider.id': provider.record.id,
+    },
+    modelAnswer: true,
+  }
+}
+
+async function callInSpan(exchange: Exchange, describe: () => UpstreamSpanSpec, call: () => Promise<Answer>): Promise<Answer> {
+  const spec = describe()
+  const span = trace.getTracer(ATTEMPT_TRACER_NAME).startSpan(spec.name, { kind: SpanKind.CLIENT, attributes: spec.attributes })
   const active = trace.setSpan(context.active(), span)
-  if (!span.isRecording()) return context.with(active, attempt)
-  const url = provider.endpoint.baseUrl
-  span.setAttributes({
-    'gen_ai.operation.name': operationName,
-    'gen_ai.provider.name': genAiProviderName(provider.record.kind),
-    'gen_ai.request.model': upstreamModel,
-    'server.address': url.hostname,
-    'server.port': url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
-    'gatehouse.provider.slug': provider.record.slug,
-    'gatehouse.provider.id': provider.record.id,
-  })
   const signal = exchange.context.signal
   let answer: Answer
   try {
-    answer = await context.with(active, attempt)
+    answer = await context.with(active, call)
   } catch (error) {
     failed(span, error, signal)
     throw error
   }
-  return ended(span, answer, signal)
+  return ended(span, answer, signal, spec.modelAnswer)
 }

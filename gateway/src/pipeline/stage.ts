@@ -92,6 +92,8 @@ export interface ExchangeFacts {
   hookResults: HookResult[]
   /** MCP routes: the server called and, for `tools/call`, the tool. */
   mcp: { serverId: string; method: string | null; toolName: string | null } | null
+  /** Agent (A2A) routes: the agent server called and the JSON-RPC method. */
+  agent: { serverId: string; method: string | null } | null
   /** Stage-owned extras that belong on the usage record (policy ids that matched, cost...). */
   readonly annotations: Record<string, unknown>
 }
@@ -130,6 +132,7 @@ export function newFacts(): ExchangeFacts {
     endedAtMs: null,
     hookResults: [],
     mcp: null,
+    agent: null,
     annotations: {},
   }
 }

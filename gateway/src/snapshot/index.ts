@@ -17,5 +17,6 @@ export { matchLimits, type LimitSubject } from './limit-match.ts'
 export * from './usage-record.ts'
 export * from './prompts.ts'
 export * from './mcp.ts'
+export * from './agents.ts'
 /** The shipped pricing table is part of the contract: the control plane answers the public pricing lookup from it. */
 export { modelPricingConfig, PRICING_PROVIDER_ALIASES, publicPricingAnswer, PRICING_TABLE_VERSION, PUBLIC_PRICING_PATH, tablePrice, type ModelPricingConfig, type Price } from '../pricing/index.ts'

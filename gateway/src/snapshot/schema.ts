@@ -9,6 +9,7 @@ import { snapshotGuardrail, snapshotGuardrailDefaults, snapshotLimit, snapshotPr
 import { snapshotPrompt, snapshotPromptPartial } from './prompts.ts'
 import { logLevel } from './usage-record.ts'
 import { snapshotMcpServer } from './mcp.ts'
+import { snapshotAgentServer } from './agents.ts'
 
 export const SNAPSHOT_SCHEMA_VERSION = 1
 
@@ -120,6 +121,8 @@ export const gatewaySnapshot = z.object({
   promptPartials: z.array(snapshotPromptPartial).default([]),
   /** MCP servers served at /v1/mcp/{slug}/mcp (mcp.ts). */
   mcpServers: z.array(snapshotMcpServer).default([]),
+  /** Agent (A2A) servers served at /v1/agents/{slug} (agents.ts). */
+  agentServers: z.array(snapshotAgentServer).default([]),
   /**
    * Deactivated users, by user id and by their identity provider's `sub`: JWTs naming one are
    * refused (their user keys are already compiled as revoked).

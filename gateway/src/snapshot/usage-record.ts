@@ -56,6 +56,9 @@ export const usageRecord = z.object({
   /** MCP requests: the Gatehouse MCP server called, and the tool (`tools/call` only). */
   mcpServerId: optionalId,
   mcpToolName: z.string().max(512).nullable().default(null),
+  /** Agent (A2A) requests: the Gatehouse agent server called, and the JSON-RPC method (`message/send`, `SendMessage`, ...). */
+  agentServerId: optionalId,
+  agentMethod: z.string().max(128).nullable().default(null),
   /** The route's operation name (`chat`, `passthrough:files`, ...) and the spec's endpoint type. */
   route: z.string().min(1).max(128),
   endpointType: z.string().min(1).max(64),

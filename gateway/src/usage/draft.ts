@@ -27,6 +27,8 @@ export interface UsageDraft {
   promptVersionId: string | null
   mcpServerId: string | null
   mcpToolName: string | null
+  agentServerId: string | null
+  agentMethod: string | null
   route: string
   endpointType: string
   modelRequested: string | null
@@ -100,6 +102,8 @@ export function toUsageRecord(draft: UsageDraft): UsageRecord {
     promptVersionId: draft.promptVersionId,
     mcpServerId: draft.mcpServerId,
     mcpToolName: draft.mcpToolName,
+    agentServerId: draft.agentServerId,
+    agentMethod: draft.agentMethod,
     route: draft.route,
     endpointType: draft.endpointType,
     modelRequested: draft.modelRequested,

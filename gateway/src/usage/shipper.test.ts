@@ -13,7 +13,7 @@ function draft(overrides: Partial<UsageDraft> = {}): UsageDraft {
   return {
     id: `rec-${sequence}`, createdAtMs: Date.parse('2026-11-23T10:00:00Z'), organizationId: 'org', workspaceId: 'ws', apiKeyId: 'key',
     userId: null, traceId: `trace-${sequence}`, spanId: null, parentSpanId: null, spanName: null, providerId: 'p', providerSlug: 'openai',
-    providerKind: 'openai', integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, route: 'chat', endpointType: 'chatComplete',
+    providerKind: 'openai', integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, agentServerId: null, agentMethod: null, route: 'chat', endpointType: 'chatComplete',
     modelRequested: 'gpt-4o', modelServed: 'gpt-4o', attempts: 1, retries: 0, targetPath: null, statusCode: 200, errorCode: null,
     cacheStatus: null, streamed: false, aborted: false, finishReason: 'stop', inputTokens: 10, outputTokens: 5, cachedInputTokens: 0,
     cacheWriteInputTokens: 0, reasoningTokens: 0, estimated: false, costUsd: 0.001, pricingVersion: 'v', latencyMs: 12, ttftMs: 12,

@@ -90,7 +90,7 @@ describe('agent integrations and servers', () => {
     expect(server.statusCode).toBe(200)
     const serverId = server.json<{ id: string }>().id
     const listed = await harness.call('GET', `/v1/agent-servers?workspace_id=${workspace.id}`, harness.ownerKey)
-    expect(listed.json()).toMatchObject({ total: 1, data: [{ id: serverId, agent_integration_id: id, object: 'agent-server', url: null, server_name: 'Travel agent' }] })
+    expect(listed.json()).toMatchObject({ total: 1, data: [{ id: serverId, agent_integration_id: id, object: 'agent-server', url: '/v1/agents/travel', server_name: 'Travel agent' }] })
     const serverSkills = await harness.call('GET', `/v1/agent-servers/${serverId}/skills`, harness.ownerKey)
     expect(serverSkills.json()).toMatchObject({ data: [{ name: 'book_flight', enabled: true, integration_enabled: true }, { name: 'cancel', enabled: false, integration_enabled: false }] })
     await harness.call('PUT', `/v1/agent-servers/${serverId}/skills`, harness.ownerKey, { capabilities: [{ name: 'book_flight', type: 'skill', enabled: false }] })

@@ -113,6 +113,7 @@ export function cardSyncResult(card: AgentCard): McpSyncResult {
       icons: card.iconUrl ? [{ src: card.iconUrl }] : null,
       website_url: card.provider?.url ?? null,
       instructions: null,
+      card,
     },
     protocolVersion: card.protocolVersion ?? null,
     capabilityFlags: { ...(card.capabilities ?? {}) },

@@ -23,9 +23,9 @@ export function mcpIntegrationWorkspaces(integration: McpIntegrationRecord): Rea
 }
 
 /** The tools a server offers its callers: synced, enabled by the integration, and not switched off on the server. */
-export function enabledTools(integration: McpIntegrationRecord, server: McpServerRecord): string[] {
-  const off = new Set(server.capabilityOverrides.filter((o) => o.type === 'tool' && !o.enabled).map((o) => o.name))
-  return integration.capabilities.filter((c) => c.type === 'tool' && c.enabled && !off.has(c.name)).map((c) => c.name)
+export function enabledTools(integration: McpIntegrationRecord, server: McpServerRecord, type: 'tool' | 'skill' = 'tool'): string[] {
+  const off = new Set(server.capabilityOverrides.filter((o) => o.type === type && !o.enabled).map((o) => o.name))
+  return integration.capabilities.filter((c) => c.type === type && c.enabled && !off.has(c.name)).map((c) => c.name)
 }
 
 /** Whether the integration's server may be on a private network: the same rule as providers (operator-declared, organisation setting, admin option). */

@@ -30,6 +30,7 @@ import { compileGuardrailDefaults, compileGuardrails } from './guardrails.ts'
 import { compileLimits } from './limits.ts'
 import { compilePrompts } from './prompts.ts'
 import { compileMcpServers } from './mcp.ts'
+import { compileAgentServers } from './agents.ts'
 import { effectiveSettings } from '../identity/settings.ts'
 import { integrationPrices, overridePrices } from './prices.ts'
 import { environmentSecretReader, resolveSecretMappings, type SecretReader } from './secrets.ts'
@@ -296,6 +297,7 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     ...integrations.data.flatMap((integration) => integrationPrices(integration, compiledProviders.filter((p) => p.integrationId === integration.id).map((p) => p.id))),
     ...overridePrices(modelPrices.filter((price) => inScope(price.workspaceId))),
   ]
+  const relayedSources = { orgId, privateNetworksAllowed: sources.privateNetworksAllowed, report: sources.report }
   const input: GatewaySnapshotInput = {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     generation: options.generation,
@@ -329,7 +331,8 @@ export async function compileSnapshot(store: Store, options: CompileOptions): Pr
     }),
     prices,
     ...prompts,
-    mcpServers: await compileMcpServers(store, { orgId, privateNetworksAllowed: sources.privateNetworksAllowed, report: sources.report }, (workspaceId) => inScope(workspaceId)),
+    mcpServers: await compileMcpServers(store, relayedSources, (workspaceId) => inScope(workspaceId)),
+    agentServers: await compileAgentServers(store, relayedSources, (workspaceId) => inScope(workspaceId)),
     revokedSubjects: [...new Set([...disabledIdentities.flatMap((user) => (user.externalSubject === null ? [user.id] : [user.id, user.externalSubject])), ...deletedSubjects])],
   }
   const result = validateSnapshot(input)

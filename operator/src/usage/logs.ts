@@ -28,6 +28,8 @@ export interface LogRow {
   prompt_version_id?: string | null
   mcp_server_id: string | null
   mcp_tool_name: string | null
+  agent_server_id?: string | null
+  agent_method?: string | null
   route: string
   endpoint_type: string
   model_requested: string | null
@@ -64,7 +66,7 @@ const SUMMARY_COLUMNS = `id, created_at, organization_id, workspace_id, api_key_
   provider_id, provider_slug, provider_kind, integration_id, config_id, deployment_id, prompt_id, prompt_version_id, route, endpoint_type, model_requested,
   model_served, attempts, retries, target_path, status_code, error_code, cache_status, streamed, aborted, finish_reason, input_tokens,
   output_tokens, cached_input_tokens, cache_write_input_tokens, reasoning_tokens, estimated, cost_usd, pricing_version, latency_ms, ttft_ms,
-  metadata, log_level, bodies_dropped, mcp_server_id, mcp_tool_name`
+  metadata, log_level, bodies_dropped, mcp_server_id, mcp_tool_name, agent_server_id, agent_method`
 
 /** The log as the admin API shows it. */
 export function logView(row: LogRow, bodies: boolean): Record<string, unknown> {
@@ -92,6 +94,8 @@ export function logView(row: LogRow, bodies: boolean): Record<string, unknown> {
     prompt_version_id: row.prompt_version_id ?? null,
     mcp_server_id: row.mcp_server_id,
     mcp_tool_name: row.mcp_tool_name,
+    agent_server_id: row.agent_server_id ?? null,
+    agent_method: row.agent_method ?? null,
     route: row.route,
     endpoint_type: row.endpoint_type,
     model_requested: row.model_requested,

@@ -67,6 +67,8 @@ export function generateUsageRecords(options: GeneratedOptions): UsageRecord[] {
       promptVersionId: null,
       mcpServerId: null,
       mcpToolName: null,
+      agentServerId: null,
+      agentMethod: null,
       route: 'chat',
       endpointType: 'chatComplete',
       modelRequested: pick(provider.models),

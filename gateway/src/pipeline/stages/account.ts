@@ -74,6 +74,8 @@ class Account {
       promptVersionId: null,
       mcpServerId: null,
       mcpToolName: null,
+      agentServerId: null,
+      agentMethod: null,
       route: operation.name,
       endpointType: operation.endpointType,
       modelRequested: null,
@@ -124,6 +126,10 @@ class Account {
     if (facts.mcp !== null) {
       draft.mcpServerId = facts.mcp.serverId
       draft.mcpToolName = facts.mcp.toolName
+    }
+    if (facts.agent !== null) {
+      draft.agentServerId = facts.agent.serverId
+      draft.agentMethod = facts.agent.method
     }
     draft.modelRequested = facts.requestedModel ?? bodyModel(this.#exchange.body)
     draft.modelServed = facts.servedModel ?? (typeof responseBody === 'function' ? null : bodyModel(responseBody)) ?? facts.upstreamModel

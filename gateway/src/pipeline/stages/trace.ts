@@ -18,6 +18,7 @@ import { chunkValue } from '../../core/raw-json.ts'
 import { callerParent, withRootTraceId } from '../../telemetry/caller-context.ts'
 import { genAiChunkAttributes, genAiFinishReasons, genAiOperationName, genAiProviderName, genAiRequestAttributes, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../../telemetry/genai.ts'
 import { CONTENT_EVENT, contentAllowed, inputContent, outputContent, StreamedText } from '../../telemetry/genai-content.ts'
+import { relayedServerAttributes } from '../../telemetry/upstream-span.ts'
 import { observeStream, type Answer, type Exchange, type Operation, type Stage, type StageFactory, type StreamAnswer } from '../stage.ts'
 
 export const TRACER_NAME = 'gatehouse-gateway'
@@ -104,7 +105,7 @@ class RequestSpan {
     if (typeof facts.annotations.costUsd === 'number') attributes['gatehouse.cost_usd'] = facts.annotations.costUsd
     if (facts.usageEstimated) attributes['gatehouse.usage.estimated'] = true
     if (context.runtime.deploymentId !== null) attributes['gatehouse.deployment.id'] = context.runtime.deploymentId
-    Object.assign(attributes, genAiUsageAttributes(facts.usage))
+    Object.assign(attributes, genAiUsageAttributes(facts.usage), relayedServerAttributes(facts))
     const code = facts.errorCode ?? failure
     if (code !== null) attributes['error.type'] = code
     span.setAttributes(attributes)

@@ -6,7 +6,9 @@
  * agent card (`/.well-known/agent-card.json`, or `configurations.card_path`) is read through the
  * SSRF-checked fetch on create, on `/sync` and on the sync schedule; the card's skills are the
  * capabilities, switched per integration and per server. Scopes: organisation_agent_integrations,
- * workspace_agent_integrations, agent_servers. The data plane (`agents.invoke`) is not built.
+ * workspace_agent_integrations, agent_servers. The data plane serves each server at
+ * `/v1/agents/{slug}` (JSON-RPC) with its card under `/.well-known/agent-card.json`, to keys holding
+ * `agents.invoke` (gateway/src/http/routes/agents.ts).
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
@@ -39,7 +41,7 @@ export const AGENT_SERVER_ROUTES: ServerRoutesFamily = {
   integrationField: 'agent_integration_id',
   integrations: AGENT_INTEGRATION_ROUTES,
   repository: (store) => store.agentServers,
-  dataPlanePath: () => null,
+  dataPlanePath: (server) => `/v1/agents/${server.slug}`,
 }
 
 const fetchCardSchema = z.strictObject({

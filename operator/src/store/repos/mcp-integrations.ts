@@ -48,6 +48,8 @@ export interface McpServerInfo {
   icons: unknown[] | null
   website_url: string | null
   instructions: string | null
+  /** Agent integrations: the whole agent card as last synced (the gateway serves it rewritten). */
+  card?: Record<string, unknown>
 }
 
 /** Secret parts: header values, an OAuth client secret. */

@@ -41,6 +41,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof UsageRecord, string, string]> = [
   ['bodiesDropped', 'bodies_dropped', 'boolean'], ['annotations', 'annotations', 'jsonb'],
   ['promptVersionId', 'prompt_version_id', 'text'],
   ['mcpServerId', 'mcp_server_id', 'text'], ['mcpToolName', 'mcp_tool_name', 'text'],
+  ['agentServerId', 'agent_server_id', 'text'], ['agentMethod', 'agent_method', 'text'],
 ]
 
 const COLUMN_LIST = COLUMNS.map(([, column]) => column).join(', ')
