@@ -173,6 +173,11 @@ export function whereOf(organizationId: string, filters: ParsedFilters, reach: W
   return c
 }
 
+/** Time buckets `intervalParam` milliseconds wide (the parameter holds them as text), aligned to the epoch. */
+export function bucketOn(timeColumn: string, intervalParam: string): string {
+  return `date_bin((${intervalParam} || ' milliseconds')::interval, ${timeColumn}, TIMESTAMPTZ '1970-01-01 00:00:00+00')`
+}
+
 const MINUTE_MS = 60_000
 const HOUR_MS = 3_600_000
 const DAY_MS = 86_400_000

@@ -58,9 +58,4 @@ export class FeedbackRepository {
     )
     return row ? toRecord(row) : null
   }
-
-  async forTrace(organizationId: string, traceId: string): Promise<FeedbackRecord[]> {
-    const rows = await this.#db.query<Row>('SELECT * FROM feedback WHERE organization_id = $1 AND trace_id = $2 ORDER BY created_at', [organizationId, traceId])
-    return rows.map(toRecord)
-  }
 }
