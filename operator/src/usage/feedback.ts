@@ -29,16 +29,18 @@ export const weightedAverage = (sums: Pick<FeedbackSums, 'weighted' | 'weight'>)
 const round = (value: number): number => Math.round(value * 1e6) / 1e6
 
 /**
- * The FROM clause of feedback over the logs `where` selects: each feedback row with the first
- * selected request of its trace as `l` (created_at, model). `where` is copied, not changed.
+ * The FROM clause of feedback over the logs `where` selects: each feedback row once, as `f`
+ * (value, weight), with the first selected request of its trace (created_at, model). A hash join
+ * of the selected logs against the feedback, not a probe per feedback row. `where` is not changed.
  */
 function feedbackOnLogs(organizationId: string, where: Conditions): { from: string; params: unknown[] } {
   const params = [...where.params, organizationId]
-  const from = `feedback f CROSS JOIN LATERAL (
-      SELECT created_at, coalesce(model_served, model_requested, '') AS model FROM usage_logs
-      WHERE trace_id = f.trace_id AND workspace_id = f.workspace_id AND ${where.sql}
-      ORDER BY created_at, id LIMIT 1) l
-    WHERE f.organization_id = $${params.length}`
+  const from = `(SELECT DISTINCT ON (fb.id) fb.value, fb.weight, l.created_at, l.model
+      FROM feedback fb JOIN (
+        SELECT trace_id, workspace_id, created_at, id, coalesce(model_served, model_requested, '') AS model FROM usage_logs WHERE ${where.sql}
+      ) l ON l.trace_id = fb.trace_id AND l.workspace_id = fb.workspace_id
+      WHERE fb.organization_id = $${params.length}
+      ORDER BY fb.id, l.created_at, l.id) f`
   return { from, params }
 }
 
@@ -62,7 +64,7 @@ export async function feedbackSeries(db: SqlExecutor, organizationId: string, wh
   const { from, params } = feedbackOnLogs(organizationId, where)
   params.push(String(bucketMs))
   const rows = await db.query<SumsRow & { t: Date }>(
-    `SELECT ${bucketOn('l.created_at', `$${params.length}`)} AS t, ${SUMS}
+    `SELECT ${bucketOn('f.created_at', `$${params.length}`)} AS t, ${SUMS}
      FROM ${from} GROUP BY 1 ORDER BY 1`,
     params,
   )
@@ -79,7 +81,7 @@ export async function feedbackScores(db: SqlExecutor, organizationId: string, wh
 /** Feedback per model of the request it was given on, most feedback first. */
 export async function feedbackByModel(db: SqlExecutor, organizationId: string, where: Conditions): Promise<Array<{ model: string; sums: FeedbackSums }>> {
   const { from, params } = feedbackOnLogs(organizationId, where)
-  const rows = await db.query<SumsRow & { model: string }>(`SELECT l.model AS model, ${SUMS} FROM ${from} GROUP BY 1 ORDER BY n DESC, model`, params)
+  const rows = await db.query<SumsRow & { model: string }>(`SELECT f.model AS model, ${SUMS} FROM ${from} GROUP BY 1 ORDER BY n DESC, model`, params)
   return rows.map((row) => ({ model: row.model, sums: sumsOf(row) }))
 }
 
