@@ -1,11 +1,18 @@
 /**
  * `GET /v1/realtime`: a WebSocket proxied to the provider's realtime socket with the stored
- * credential. A small WebSocket echo server stands in for the provider's realtime API.
+ * credential. A small WebSocket echo server stands in for the provider's realtime API; it answers
+ * `response.create` as OpenAI Realtime does, with an audio delta and a `response.done` carrying
+ * usage, and the session's usage record sums those. Breaks tried, each failing the usage test:
+ * tallying the client's frames too (the client's claimed million tokens count); keeping the last
+ * response.done instead of summing them.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocket, WebSocketServer } from 'ws'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { UsageShipper } from '@gatehouse/gateway'
+import { usageRecord, type UsageRecord } from '@gatehouse/gateway/snapshot'
+import { costOf, tablePrice } from '../../gateway/src/pricing/index.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
 
 const UPSTREAM_KEY = 'sk-realtime-upstream'
@@ -15,7 +22,11 @@ interface Handshake {
   headers: IncomingHttpHeaders
 }
 
-/** Echoes every frame; `{"type":"close","code":N}` makes it close with that code; refuses unknown credentials. */
+/**
+ * Echoes every frame; `{"type":"close","code":N}` makes it close with that code;
+ * `{"type":"response.create","usage":{…}}` is answered with an audio delta and a `response.done`
+ * with that usage; a `response.done` from the client is swallowed; refuses unknown credentials.
+ */
 interface EchoServer {
   baseUrl: string
   handshakes: Handshake[]
@@ -44,6 +55,13 @@ async function startEchoServer(): Promise<EchoServer> {
         socket.close(code, 'provider done')
         return
       }
+      if (!isBinary && text.includes('"type":"response.create"')) {
+        const { usage } = JSON.parse(text) as { usage: unknown }
+        socket.send(JSON.stringify({ type: 'response.output_audio.delta', event_id: 'ev-1', delta: Buffer.alloc(4096, 7).toString('base64') }))
+        socket.send(JSON.stringify({ event_id: 'ev-2', type: 'response.done', response: { id: 'resp-1', status: 'completed', usage } }))
+        return
+      }
+      if (!isBinary && text.includes('"type":"response.done"')) return
       socket.send(data, { binary: isBinary })
     })
     socket.on('close', (code, reason) => closes.push({ code, reason: reason.toString() }))
@@ -99,6 +117,12 @@ function waitFor(check: () => boolean, timeoutMs = 2000): Promise<void> {
 let echo: EchoServer
 let gateway: TestGateway
 let realtimeUrl: string
+const stored: UsageRecord[] = []
+const shipper = new UsageShipper({
+  transport: async (body) => {
+    for (const record of (JSON.parse(body) as { records: unknown[] }).records) stored.push(usageRecord.parse(record))
+  },
+})
 
 beforeAll(async () => {
   echo = await startEchoServer()
@@ -109,7 +133,7 @@ beforeAll(async () => {
     // Written by a workspace: neither a loopback literal nor a name resolving to loopback may be reached.
     { slug: 'tenant-literal', kind: 'openai', baseUrl: echo.baseUrl, network: 'public' },
     { slug: 'tenant-name', kind: 'openai', baseUrl: echo.baseUrl.replace('127.0.0.1', 'localhost'), network: 'public' },
-  ])
+  ], { usage: shipper })
   realtimeUrl = `${gateway.baseUrl.replace('http:', 'ws:')}/realtime`
 })
 
@@ -205,5 +229,54 @@ describe('realtime WebSocket proxy', () => {
       expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'upstream_address_blocked' } })
     }
     expect(echo.handshakes).toHaveLength(0)
+  })
+
+  it("records the session once it ends, with the provider's response.done usage summed and priced; the client's frames never count", async () => {
+    await shipper.flush()
+    stored.length = 0
+    const socket = new WebSocket(`${realtimeUrl}?model=${encodeURIComponent('@openai-rt/gpt-realtime')}`, { headers: { authorization: `Bearer ${gateway.workspaceKey}` } })
+    const upgrade = new Promise<IncomingHttpHeaders>((resolve) => socket.once('upgrade', (response) => resolve(response.headers)))
+    await open(socket)
+    const traceId = (await upgrade)['x-gateway-trace-id']
+    const responses = [
+      { input_tokens: 120, output_tokens: 45, input_token_details: { cached_tokens: 64, text_tokens: 20, audio_tokens: 100 }, output_token_details: { text_tokens: 5, audio_tokens: 40 } },
+      { input_tokens: 300, output_tokens: 80, input_token_details: { cached_tokens: 0 } },
+    ]
+    for (const usage of responses) {
+      const events: string[] = []
+      const received = new Promise<void>((resolve) => {
+        const onMessage = (data: Buffer): void => {
+          events.push((JSON.parse(data.toString()) as { type: string }).type)
+          if (events.length === 2) {
+            socket.off('message', onMessage)
+            resolve()
+          }
+        }
+        socket.on('message', onMessage)
+      })
+      socket.send(JSON.stringify({ type: 'response.create', usage }))
+      await received
+      expect(events).toEqual(['response.output_audio.delta', 'response.done'])
+    }
+    // A client claiming usage is not the provider: the echo swallows it, and it must not count either way.
+    socket.send(JSON.stringify({ type: 'response.done', response: { usage: { input_tokens: 1_000_000, output_tokens: 1_000_000 } } }))
+    expect(stored).toEqual([])
+
+    const done = closed(socket)
+    socket.close(1000, 'bye')
+    await done
+    await waitFor(() => {
+      void shipper.flush()
+      return stored.length > 0
+    }, 5000)
+    const [record, ...rest] = stored
+    expect(rest).toEqual([])
+    const usage = { inputTokens: 420, outputTokens: 125, cachedInputTokens: 64 }
+    expect(record).toMatchObject({
+      route: 'realtime', endpointType: 'realtime', statusCode: 101, traceId, providerSlug: 'openai-rt', modelServed: 'gpt-realtime', estimated: false,
+      ...usage, pricingVersion: 'gatehouse-2026-11-01',
+    })
+    expect(record!.costUsd).toBeGreaterThan(0)
+    expect(record!.costUsd).toBeCloseTo(costOf(usage, tablePrice('openai', 'gpt-realtime')!), 12)
   })
 })

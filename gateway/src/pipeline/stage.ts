@@ -173,6 +173,8 @@ export interface SessionAnswer {
   status: 101
   /** Resolves when the session ended (either side closed). */
   readonly ended: Promise<void>
+  /** The provider's usage over the session, read once it ended; null when it reported none. */
+  readonly usage?: () => Usage | null
 }
 
 export type Answer = JsonAnswer | StreamAnswer | RelayAnswer | SessionAnswer

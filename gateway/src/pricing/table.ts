@@ -33,6 +33,11 @@ const openai: Record<string, PriceRow> = {
   'gpt-4.1-nano': [0.1, 0.4, 0.025],
   'gpt-4o': [2.5, 10, 1.25],
   'gpt-4o-mini': [0.15, 0.6, 0.075],
+  // Realtime models at their text-token rates (audio tokens are not told apart in usage yet).
+  'gpt-realtime': [4, 16, 0.4],
+  'gpt-realtime-mini': [0.6, 2.4, 0.06],
+  'gpt-4o-realtime-preview': [5, 20, 2.5],
+  'gpt-4o-mini-realtime-preview': [0.6, 2.4, 0.3],
   'gpt-4-turbo': [10, 30],
   'gpt-4': [30, 60],
   'gpt-3.5-turbo': [0.5, 1.5],

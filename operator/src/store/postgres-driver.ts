@@ -1,5 +1,8 @@
 /** Cluster backend: PostgreSQL through a `pg` pool, plus one dedicated connection for LISTEN. */
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import pg from 'pg'
+import { from as copyFrom } from 'pg-copy-streams'
 import type { SqlDatabase, SqlExecutor } from './sql.ts'
 import { rethrow } from './errors.ts'
 
@@ -17,6 +20,16 @@ function executorOf(target: Queryable): SqlExecutor {
     async script(text: string) {
       // No parameters: pg uses the simple protocol, which accepts several statements.
       await target.query(text).catch(rethrow)
+    },
+  }
+}
+
+/** A transaction's executor: its one connection also streams COPY data. */
+function clientExecutorOf(client: pg.PoolClient): SqlExecutor {
+  return {
+    ...executorOf(client),
+    async copyIn(text: string, data: Iterable<string>) {
+      await pipeline(Readable.from(data), client.query(copyFrom(text))).catch(rethrow)
     },
   }
 }
@@ -86,7 +99,7 @@ export async function openPostgresDatabase(options: PostgresOptions): Promise<Sq
       try {
         // BEGIN and COMMIT fail like any statement when the server goes away mid-request.
         await client.query('BEGIN').catch(rethrow)
-        const result = await fn(executorOf(client))
+        const result = await fn(clientExecutorOf(client))
         await client.query('COMMIT').catch(rethrow)
         return result
       } catch (error) {

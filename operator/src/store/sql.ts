@@ -12,6 +12,11 @@ export interface SqlExecutor {
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>
   /** Multi-statement script without parameters (trusted migration files only). */
   script(text: string): Promise<void>
+  /**
+   * `COPY … FROM STDIN` fed from `data` (chunks in the COPY's format). Only where the backend has
+   * it cheaply: PostgreSQL inside a transaction (one connection). Callers fall back to INSERT.
+   */
+  copyIn?(text: string, data: Iterable<string>): Promise<void>
 }
 
 export interface SqlDatabase extends SqlExecutor {

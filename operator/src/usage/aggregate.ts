@@ -5,8 +5,9 @@
  * exactly (percentile_disc).
  */
 import type { SqlExecutor } from '../store/sql.ts'
-import { columnOf, type Conditions, type Source } from './filters.ts'
+import { bucketOn, columnOf, type Conditions, type Source } from './filters.ts'
 import { emptyHistogram, quantile } from '../store/histogram.ts'
+import { FEEDBACK_PER_REQUEST_SUMS, feedbackPerRequestJoin, perRequestSums, type FeedbackSumRow, type FeedbackSums } from './feedback.ts'
 
 /** The spec's `columns` of grouped analytics. */
 export const GROUP_COLUMNS = ['cost', 'total_tokens', 'avg_tokens', 'avg_input_tokens', 'avg_output_tokens', 'avg_latency', 'p95_latency', 'p99_latency',
@@ -34,6 +35,8 @@ export interface Totals {
   p99: number | null
   histogram: number[] | null
   users: number | null
+  /** Feedback on the requests (raw logs, when asked for). */
+  feedback: FeedbackSums | null
 }
 
 function sums(source: Source): string {
@@ -54,7 +57,7 @@ function sums(source: Source): string {
     NULL::float8 AS p50, NULL::float8 AS p90, NULL::float8 AS p95, NULL::float8 AS p99, NULL::float8 AS users`
 }
 
-interface SumRow {
+interface SumRow extends FeedbackSumRow {
   key?: unknown
   t?: Date
   requests: number
@@ -80,7 +83,7 @@ function totalsOf(row: SumRow): Totals {
     firstSeen: row.first_seen ? new Date(row.first_seen).toISOString() : null, lastSeen: row.last_seen ? new Date(row.last_seen).toISOString() : null,
     p50: row.p50 === null ? null : Number(row.p50), p90: row.p90 === null ? null : Number(row.p90),
     p95: row.p95 === null ? null : Number(row.p95), p99: row.p99 === null ? null : Number(row.p99),
-    histogram: null, users: row.users,
+    histogram: null, users: row.users, feedback: perRequestSums(row),
   }
 }
 
@@ -95,15 +98,20 @@ export async function groupTotals(
   groupBy: GroupBy,
   where: Conditions,
   page: { offset: number; limit: number },
-  withHistograms: boolean,
+  options: { withHistograms: boolean; feedbackOf?: string },
 ): Promise<{ total: number; groups: Array<{ key: string | number | null; totals: Totals }> }> {
+  const { withHistograms, feedbackOf } = options
   const key = columnOf(groupBy, source)
   const [count] = await db.query<{ n: number }>(`SELECT count(DISTINCT ${key})::int AS n FROM ${table(source)} WHERE ${where.sql}`, where.params)
-  const limit = where.params.length + 1
+  const params = [...where.params]
+  const param = (value: unknown): string => `$${params.push(value)}`
+  // Feedback columns join each log row to its trace's feedback (callers ask for them on raw logs only).
+  const feedback = feedbackOf !== undefined && source === 'logs'
+  const join = feedback ? feedbackPerRequestJoin(feedbackOf, param) : ''
   const rows = await db.query<SumRow>(
-    `SELECT ${key} AS key, ${sums(source)} FROM ${table(source)} WHERE ${where.sql}
-     GROUP BY ${key} ORDER BY requests DESC, key ASC NULLS LAST LIMIT $${limit} OFFSET $${limit + 1}`,
-    [...where.params, page.limit, page.offset],
+    `SELECT ${key} AS key, ${sums(source)}${feedback ? `, ${FEEDBACK_PER_REQUEST_SUMS}` : ''} FROM ${table(source)} ${join} WHERE ${where.sql}
+     GROUP BY ${key} ORDER BY requests DESC, key ASC NULLS LAST LIMIT ${param(page.limit)} OFFSET ${param(page.offset)}`,
+    params,
   )
   const groups = rows.map((row) => ({ key: normaliseKey(row.key), totals: totalsOf(row) }))
   if (withHistograms && source !== 'logs' && groups.length > 0) {
@@ -143,12 +151,15 @@ export async function overallTotals(db: SqlExecutor, source: Source, where: Cond
   return totals
 }
 
+/** The time bucket of a row of `source`; `intervalParam` holds the bucket width in milliseconds, as text. */
+export function bucketOf(source: Source, intervalParam: string): string {
+  return bucketOn(source === 'logs' ? 'created_at' : 'bucket_start', intervalParam)
+}
+
 /** Sums per time bucket (`bucketMs` wide, aligned to the epoch). */
 export async function seriesTotals(db: SqlExecutor, source: Source, where: Conditions, bucketMs: number, withHistograms: boolean): Promise<Array<{ timestamp: string; totals: Totals }>> {
-  const time = source === 'logs' ? 'created_at' : 'bucket_start'
-  const interval = where.params.length + 1
-  const bucket = `date_bin(($${interval} || ' milliseconds')::interval, ${time}, TIMESTAMPTZ '1970-01-01 00:00:00+00')`
   const params = [...where.params, String(bucketMs)]
+  const bucket = bucketOf(source, `$${params.length}`)
   const rows = await db.query<SumRow>(`SELECT ${bucket} AS t, ${sums(source)} FROM ${table(source)} WHERE ${where.sql} GROUP BY 1 ORDER BY 1`, params)
   const series = rows.map((row) => ({ timestamp: new Date(row.t!).toISOString(), totals: totalsOf(row) }))
   if (withHistograms && source !== 'logs' && series.length > 0) {
@@ -168,12 +179,13 @@ export function percentile(totals: Totals, q: 0.5 | 0.9 | 0.95 | 0.99): number |
 const round = (value: number, digits = 6): number => Math.round(value * 10 ** digits) / 10 ** digits
 
 /** The `columns` values of one group (the spec's grouped analytics). */
-export function groupColumns(totals: Totals, columns: ReadonlySet<GroupColumn>): Record<string, number | string | null> {
+export function groupColumns(totals: Totals, columns: ReadonlySet<string>): Record<string, number | string | null> {
   const out: Record<string, number | string | null> = { requests: totals.requests }
   const per = (value: number) => (totals.requests === 0 ? 0 : round(value / totals.requests, 4))
   const tokens = totals.inputTokens + totals.outputTokens
   for (const column of columns) {
-    switch (column) {
+    // Other columns (feedback) are filled by their own module.
+    switch (column as GroupColumn) {
       case 'cost': out.cost = round(totals.costUsd, 9); break
       case 'total_tokens': out.total_tokens = tokens; break
       case 'avg_tokens': out.avg_tokens = per(tokens); break

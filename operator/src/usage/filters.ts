@@ -41,6 +41,9 @@ export const filterQuery = z.object({
   completion_token_max: number.optional(),
   latency_min: number.optional(),
   latency_max: number.optional(),
+  /** The weighted average of the feedback on the request's trace (requests without feedback never match). */
+  weighted_feedback_min: number.optional(),
+  weighted_feedback_max: number.optional(),
 }).loose()
 
 export type FilterQuery = z.infer<typeof filterQuery>
@@ -77,7 +80,8 @@ export interface ParsedFilters {
 
 /** Filters only raw log rows can answer; the rest are rollup dimensions. */
 const LOG_ONLY_FILTERS = ['virtual_keys', 'ai_org_model', 'trace_id', 'span_id', 'user', 'metadata', 'cost_min', 'cost_max', 'total_units_min',
-  'total_units_max', 'prompt_token_min', 'prompt_token_max', 'completion_token_min', 'completion_token_max', 'latency_min', 'latency_max'] as const
+  'total_units_max', 'prompt_token_min', 'prompt_token_max', 'completion_token_min', 'completion_token_max', 'latency_min', 'latency_max',
+  'weighted_feedback_min', 'weighted_feedback_max'] as const
 
 export function parseFilters(query: unknown, parse: <S extends z.ZodType>(schema: S, value: unknown) => z.infer<S>): ParsedFilters {
   const q = parse(filterQuery, query)
@@ -170,7 +174,16 @@ export function whereOf(organizationId: string, filters: ParsedFilters, reach: W
   range('input_tokens', q.prompt_token_min, q.prompt_token_max)
   range('output_tokens', q.completion_token_min, q.completion_token_max)
   range('latency_ms', q.latency_min, q.latency_max)
+  // Qualified: this condition also runs inside queries that join feedback (feedback.ts).
+  range(`(SELECT sum(f.value * f.weight) / nullif(sum(f.weight), 0) FROM feedback f
+    WHERE f.organization_id = usage_logs.organization_id AND f.workspace_id = usage_logs.workspace_id AND f.trace_id = usage_logs.trace_id)`,
+  q.weighted_feedback_min, q.weighted_feedback_max)
   return c
+}
+
+/** Time buckets `intervalParam` milliseconds wide (the parameter holds them as text), aligned to the epoch. */
+export function bucketOn(timeColumn: string, intervalParam: string): string {
+  return `date_bin((${intervalParam} || ' milliseconds')::interval, ${timeColumn}, TIMESTAMPTZ '1970-01-01 00:00:00+00')`
 }
 
 const MINUTE_MS = 60_000

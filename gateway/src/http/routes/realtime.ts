@@ -3,7 +3,8 @@
  * with the stored credential. The caller's Gatehouse key comes from the headers, or, for browsers
  * and SDKs that cannot set headers, from the `openai-insecure-api-key.<key>` subprotocol (which is
  * never sent on). The upstream socket opens first, so a refusal reaches the caller as an HTTP error;
- * then frames flow both ways untouched, and either side closing closes the other.
+ * then frames flow both ways untouched, and either side closing closes the other. The provider's
+ * `response.done` events are tallied on the way (usage/realtime-usage.ts) for the session's record.
  */
 import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import { randomUUID } from 'node:crypto'
@@ -23,6 +24,7 @@ import { ssrfSocketOptions } from '../../upstream/ssrf.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
 import { notReady } from '../pipeline-route.ts'
 import { injectTraceContext } from '../../core/tracing.ts'
+import { RealtimeUsageTally } from '../../usage/realtime-usage.ts'
 
 export const REALTIME_PATH = '/v1/realtime'
 const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.'
@@ -99,12 +101,16 @@ function closeWith(socket: WebSocket, code: number, reason: Buffer): void {
   else if (socket.readyState === WebSocket.CONNECTING) socket.terminate()
 }
 
-function pipeSockets(client: WebSocket, upstream: WebSocket): void {
+function pipeSockets(client: WebSocket, upstream: WebSocket, tally: RealtimeUsageTally): void {
   const forward = (to: WebSocket) => (data: RawData, isBinary: boolean) => {
     if (to.readyState === WebSocket.OPEN) to.send(data, { binary: isBinary })
   }
   client.on('message', forward(upstream))
   upstream.on('message', forward(client))
+  // Usage comes from the provider's frames only (its response.done events).
+  upstream.on('message', (data: RawData, isBinary: boolean) => {
+    if (!isBinary) tally.observe(data)
+  })
   client.on('close', (code, reason) => closeWith(upstream, code, reason))
   upstream.on('close', (code, reason) => closeWith(client, code, reason))
   // An error is followed by 'close' on the same socket, which closes the other one.
@@ -196,6 +202,7 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
         protocol: pickProtocol(protocols, upstream.protocol),
         headers: [`x-gateway-trace-id: ${exchange.context.trace.traceId}`, ...Object.entries(exchange.responseHeaders).map(([name, value]) => `${name}: ${value}`)],
       })
+      const tally = new RealtimeUsageTally()
       const ended = new Promise<void>((resolve) => {
         server.handleUpgrade(request, socket, head, (client) => {
           live.add(client)
@@ -205,10 +212,10 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
             live.delete(upstream)
             resolve()
           })
-          pipeSockets(client, upstream)
+          pipeSockets(client, upstream, tally)
         })
       })
-      return { kind: 'session', status: 101, ended }
+      return { kind: 'session', status: 101, ended, usage: () => tally.usage() }
     },
   }
   const pipeline = buildRoutePipeline(spec, deps)

@@ -5,7 +5,8 @@
  *  - a JSON answer: recorded at once;
  *  - a stream: recorded in `onEnd`, however it ended (finished, failed, or the client left: the
  *    tokens are what was produced up to then);
- *  - a relayed body or a realtime session: recorded when the bytes or the session end;
+ *  - a relayed body or a realtime session: recorded when the bytes or the session end (a session
+ *    with the provider's usage summed over it);
  *  - a thrown error: recorded with its status and code, then rethrown.
  *
  * Usage is the provider's own (facts.usage, or the answer's); where there is none the stage counts
@@ -284,9 +285,10 @@ export function accountStage(options: AccountStageOptions): StageFactory {
             case 'relay':
               return accountRelay(account, exchange, answer)
             case 'session':
+              // The provider's usage over the whole session (realtime: its response.done events).
               answer.ended.then(
-                () => account.finish(101, null, null, null, null),
-                () => account.finish(101, 'upstream_error', null, null, null),
+                () => account.finish(101, null, answer.usage?.() ?? null, null, null),
+                () => account.finish(101, 'upstream_error', answer.usage?.() ?? null, null, null),
               )
               return answer
           }

@@ -1,11 +1,12 @@
 /**
- * Logs: /v1/logs (list with filters and a cursor), /v1/logs/{id} (one log with its bodies and
- * feedback, `log_format`), /v1/logs/export (streamed JSONL or CSV of a filtered range, needs
+ * Logs: /v1/logs (list with filters and a cursor, each log with its trace's feedback),
+ * /v1/logs/{id} (one log with its bodies and feedback, `log_format`), /v1/logs/export (streamed JSONL or CSV of a filtered range, needs
  * `logs.export`) and /v1/logs/groups/{groupBy} (the grouped analytics of analytics.ts).
  */
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { notFound } from '../../errors.ts'
+import { feedbackForLogs, feedbackKey } from '../../usage/feedback.ts'
 import { whereOf } from '../../usage/filters.ts'
 import { csvLine, CSV_COLUMNS, decodeCursor, getLog, listLogs, logView } from '../../usage/logs.ts'
 import type { AdminContext } from '../context.ts'
@@ -31,8 +32,15 @@ export function logRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const { organizationId, reach, filters } = await usageScope(ctx, request, 'logs', 'logs.list')
     const q = parse(listQuery, request.query)
     const where = whereOf(organizationId, filters, reach, 'logs')
-    const page = await listLogs(ctx.store.usageLogs.reader, where, q.limit ?? q.page_size ?? 50, q.cursor ? decodeCursor(q.cursor) : null)
-    return { object: 'list', data: page.rows.map((row) => logView(row, false)), has_more: page.nextCursor !== null, next_cursor: page.nextCursor }
+    const db = ctx.store.usageLogs.reader
+    const page = await listLogs(db, where, q.limit ?? q.page_size ?? 50, q.cursor ? decodeCursor(q.cursor) : null)
+    const feedback = await feedbackForLogs(db, organizationId, page.rows)
+    return {
+      object: 'list',
+      data: page.rows.map((row) => ({ ...logView(row, false), feedback: feedback.get(feedbackKey(row.workspace_id, row.trace_id)) ?? [] })),
+      has_more: page.nextCursor !== null,
+      next_cursor: page.nextCursor,
+    }
   })
 
   app.get('/export', async (request, reply) => {
@@ -75,14 +83,16 @@ export function logRoutes(app: FastifyInstance, ctx: AdminContext): void {
   app.get<{ Params: { id: string } }>('/:id', async (request) => {
     const { organizationId, reach, filters } = await usageScope(ctx, request, 'logs', ['logs.view', 'logs.read'])
     const where = whereOf(organizationId, { ...filters, fromMs: null, toMs: null }, reach, 'logs')
-    const row = await getLog(ctx.store.usageLogs.reader, where, request.params.id)
+    const db = ctx.store.usageLogs.reader
+    const row = await getLog(db, where, request.params.id)
     if (!row) throw notFound('log')
-    const feedback = await ctx.store.feedback.forTrace(organizationId, row.trace_id)
+    // Feedback from the log's own workspace only: another workspace may name the same trace id.
+    const feedback = await feedbackForLogs(db, organizationId, [row])
     return {
       ...logView(row, true),
       log_format: LOG_FORMAT,
       annotations: row.annotations ?? {},
-      feedback: feedback.map((f) => ({ id: f.id, value: f.value, weight: f.weight, metadata: f.metadata, created_at: f.createdAt })),
+      feedback: feedback.get(feedbackKey(row.workspace_id, row.trace_id)) ?? [],
     }
   })
 }

@@ -39,8 +39,4 @@ export class FeedbackRepository {
     )
     return row ? feedbackTable.toRecord(row) : null
   }
-
-  async forTrace(organizationId: string, traceId: string): Promise<FeedbackRecord[]> {
-    return feedbackTable.rows(this.#db, 'WHERE organization_id = $1 AND trace_id = $2 ORDER BY created_at', [organizationId, traceId])
-  }
 }

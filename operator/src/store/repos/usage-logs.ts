@@ -1,9 +1,13 @@
 /**
- * Usage logs: batched ingest (one INSERT per batch from a jsonb record set, duplicates ignored by
- * record id), the per-minute and per-hour rollups written in the same transaction from the rows
- * that were new, daily partitions created on demand, and retention by dropping whole partitions.
+ * Usage logs: batched ingest, the per-minute and per-hour rollups written in the same transaction
+ * from the rows that were new, daily partitions created on demand, and retention by dropping whole
+ * partitions. A batch is written with COPY where the backend has it (PostgreSQL): into a temporary
+ * table dropped at commit, then one INSERT … SELECT … ON CONFLICT DO NOTHING, so a retried batch
+ * is still stored once. Elsewhere (PGlite) it is one INSERT from a jsonb record set, with the same
+ * conflict rule.
  */
 import type { UsageRecord } from '@gatehouse/gateway/snapshot'
+import { csvChunks } from '../copy-csv.ts'
 import { binOf } from '../histogram.ts'
 import type { SqlDatabase, SqlExecutor } from '../sql.ts'
 
@@ -48,6 +52,14 @@ const COLUMN_LIST = COLUMNS.map(([, column]) => column).join(', ')
 const RECORD_TYPE = COLUMNS.map(([, column, type]) => `${column} ${type}`).join(', ')
 const INSERT_SQL = `INSERT INTO usage_logs (${COLUMN_LIST})
   SELECT ${COLUMN_LIST} FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD_TYPE})
+  ON CONFLICT (created_at, id) DO NOTHING
+  RETURNING id`
+
+/** The COPY path: a per-transaction staging table shaped like usage_logs, filled by COPY, moved by one INSERT. */
+const STAGING_TABLE = 'usage_logs_incoming'
+const CREATE_STAGING_SQL = `CREATE TEMPORARY TABLE ${STAGING_TABLE} (LIKE usage_logs INCLUDING DEFAULTS) ON COMMIT DROP`
+const COPY_SQL = `COPY ${STAGING_TABLE} (${COLUMN_LIST}) FROM STDIN (FORMAT csv)`
+const MOVE_SQL = `INSERT INTO usage_logs (${COLUMN_LIST}) SELECT ${COLUMN_LIST} FROM ${STAGING_TABLE}
   ON CONFLICT (created_at, id) DO NOTHING
   RETURNING id`
 
@@ -166,6 +178,24 @@ export interface IngestOutcome {
   duplicates: number
 }
 
+/** The batch as the jsonb record set of the INSERT path. */
+function recordSet(records: readonly UsageRecord[]): string {
+  return JSON.stringify(records.map((record) => {
+    const row: Record<string, unknown> = {}
+    for (const [field, column] of COLUMNS) row[column] = record[field]
+    return row
+  }))
+}
+
+/** The COPY path (inside the ingest transaction); answers the ids that were new, as the INSERT path does. */
+async function copyBatch(tx: SqlExecutor, copyIn: NonNullable<SqlExecutor['copyIn']>, records: readonly UsageRecord[]): Promise<Array<{ id: string }>> {
+  await tx.query(CREATE_STAGING_SQL)
+  // jsonb columns get their JSON text (a body that is a JSON string must stay a JSON string).
+  const values = (record: UsageRecord): unknown[] => COLUMNS.map(([field, , type]) => (type === 'jsonb' && record[field] != null ? JSON.stringify(record[field]) : record[field]))
+  await copyIn(COPY_SQL, csvChunks(records.map(values)))
+  return tx.query<{ id: string }>(MOVE_SQL)
+}
+
 export class UsageLogRepository {
   readonly #db: SqlDatabase
   /** Days whose partition this process created or saw. */
@@ -203,13 +233,8 @@ export class UsageLogRepository {
   async ingest(records: readonly UsageRecord[]): Promise<IngestOutcome> {
     if (records.length === 0) return { accepted: 0, duplicates: 0 }
     await this.ensurePartitions(records.map((record) => Date.parse(record.createdAt)))
-    const rows = records.map((record) => {
-      const row: Record<string, unknown> = {}
-      for (const [field, column] of COLUMNS) row[column] = record[field]
-      return row
-    })
     return this.#db.transaction(async (tx) => {
-      const inserted = await tx.query<{ id: string }>(INSERT_SQL, [JSON.stringify(rows)])
+      const inserted = tx.copyIn ? await copyBatch(tx, tx.copyIn.bind(tx), records) : await tx.query<{ id: string }>(INSERT_SQL, [recordSet(records)])
       const fresh = new Set(inserted.map((row) => row.id))
       const counted = fresh.size === records.length ? records : records.filter((record) => fresh.has(record.id))
       if (counted.length > 0) await tx.query(ROLLUP_SQL, [JSON.stringify(rollupRows(counted))])
