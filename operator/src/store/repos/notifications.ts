@@ -21,7 +21,7 @@ export const notificationTable = table('notifications', {
   dedupeKey: text().insert(),
   subjectType: text().insert(),
   subjectId: text().insert(),
-  /** For a policy with group_by: the group's values by field (migration 0014); else null. */
+  /** For a policy with group_by: the group's values by field (migration 0013); else null. */
   subjectGroup: jsonb<Record<string, string>>().nullable().insert(),
   recipients: jsonb<string[]>().insert(),
   messageSubject: text().insert(),
