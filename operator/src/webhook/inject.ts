@@ -6,6 +6,7 @@
  * secret is written: the token is projected by the kubelet, the placeholder API keys only satisfy
  * SDKs that insist on one (the sidecar ignores them). Pure: the caller looks objects up.
  */
+import { accessLogSettingsFromEnv } from '@gatehouse/gateway'
 import { SIDECAR_TOKEN_AUDIENCE } from '@gatehouse/gateway/snapshot'
 
 export const INJECT_LABEL = 'gatehouse.dev/inject'
@@ -16,6 +17,8 @@ export const ANNOTATIONS = {
   cpu: 'gatehouse.dev/cpu',
   memory: 'gatehouse.dev/memory',
   memoryLimit: 'gatehouse.dev/memory-limit',
+  accessLog: 'gatehouse.dev/access-log',
+  accessLogSampleRate: 'gatehouse.dev/access-log-sample-rate',
   injected: 'gatehouse.dev/injected',
 } as const
 export const SIDECAR_CONTAINER = 'gatehouse-sidecar'
@@ -39,9 +42,31 @@ export interface SidecarSettings {
   healthPort: number
   defaultLogLevel: string
   resources: { cpu: string; memory: string; memoryLimit: string }
+  /** Tracing and access-log variables every sidecar gets (webhook/settings.ts; never a secret). */
+  telemetryEnv: EnvVar[]
 }
 
-interface EnvVar {
+/**
+ * The telemetry settings a sidecar may be given, in the gateway's own names: where traces go and how
+ * they are sampled, and the access log. Not OTEL_EXPORTER_OTLP_HEADERS: it may carry a collector's
+ * credential, and nothing secret is written into a pod spec.
+ */
+export const SIDECAR_TELEMETRY_SETTINGS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_PROPAGATORS',
+  'GATEHOUSE_TRACE_CONTENT_WORKSPACES',
+  'GATEHOUSE_ACCESS_LOG',
+  'GATEHOUSE_ACCESS_LOG_LEVEL',
+  'GATEHOUSE_ACCESS_LOG_SAMPLE_RATE',
+] as const
+
+export interface EnvVar {
   name: string
   value?: string
   valueFrom?: unknown
@@ -95,9 +120,23 @@ export function sidecarOptions(pod: Pod, annotations: Record<string, string>, se
     if (!QUANTITY.test(value)) throw new InjectionRefused(`${annotation}: '${value}' is not a resource quantity (e.g. 50m, 64Mi)`)
     return value
   }
+  // The chart's telemetry settings, then the pod's access-log annotations over them (checked as the sidecar will read them).
+  const telemetry = new Map(settings.telemetryEnv.map((variable) => [variable.name, variable.value ?? '']))
+  const accessLogAnnotations: Array<[string, string]> = [[ANNOTATIONS.accessLog, 'GATEHOUSE_ACCESS_LOG'], [ANNOTATIONS.accessLogSampleRate, 'GATEHOUSE_ACCESS_LOG_SAMPLE_RATE']]
+  for (const [annotation, variable] of accessLogAnnotations) {
+    const value = annotations[annotation]
+    if (value === undefined) continue
+    try {
+      accessLogSettingsFromEnv({ [variable]: value })
+    } catch (error) {
+      throw new InjectionRefused(`${annotation}: ${(error as Error).message.replace(`${variable} `, '')}`)
+    }
+    telemetry.set(variable, value)
+  }
   return {
     port,
     logLevel,
+    telemetryEnv: [...telemetry].map(([name, value]) => ({ name, value })),
     cpu: quantity(ANNOTATIONS.cpu, settings.resources.cpu),
     memory: quantity(ANNOTATIONS.memory, settings.resources.memory),
     memoryLimit: quantity(ANNOTATIONS.memoryLimit, settings.resources.memoryLimit),
@@ -129,6 +168,7 @@ export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<t
       { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      ...chosen.telemetryEnv,
     ],
     ports: [{ name: 'gh-health', containerPort: settings.healthPort, protocol: 'TCP' }],
     resources: { requests: { cpu: chosen.cpu, memory: chosen.memory }, limits: { memory: chosen.memoryLimit } },
