@@ -20,10 +20,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { SNAPSHOT_SCHEMA_VERSION, sidecarKeyHash } from '@gatehouse/gateway/snapshot'
-import { openSidecarCache } from '../../gateway/src/sidecar/local-cache.ts'
-import { persistSnapshot } from '../../gateway/src/sync/persisted.ts'
 import { freePort } from '../helpers/processes.ts'
+import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { readProcessMemory } from './procfs.ts'
 
@@ -33,24 +31,6 @@ const runs = Number(values.runs)
 const idleMs = Number(values['idle-ms'])
 const BUDGET_START_MS = 1000
 const BUDGET_RSS_MB = 80
-
-const identity = { namespace: 'team-a', serviceAccount: 'app', podName: 'bench-0', workspaceId: 'ws-a' }
-
-async function prepareCache(directory: string, upstream: string): Promise<void> {
-  const cache = await openSidecarCache(directory)
-  await cache.saveIdentity(identity)
-  await persistSnapshot(cache.snapshotPath, cache.keyring, {
-    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
-    generation: 1,
-    producedAt: new Date().toISOString(),
-    producedBy: { component: 'bench', version: '0' },
-    organizationId: 'org',
-    workspaces: [{ id: 'ws-a', slug: 'team-a', name: 'Team A', status: 'active', defaultConfigId: 'cfg' }],
-    apiKeys: [{ id: 'sidecar:team-a/app', hash: sidecarKeyHash(identity), type: 'workspace', subtype: 'service', workspaceId: 'ws-a', scopes: ['completions.write'], status: 'active' }],
-    providers: [{ id: 'p', slug: 'sim', name: 'sim', kind: 'openai', baseUrl: upstream, credentials: { apiKey: 'sk-bench' }, workspaceId: 'ws-a', network: 'private-allowed' }],
-    configs: [{ id: 'cfg', slug: 'routing', workspaceId: 'ws-a', config: { provider: '@sim' } }],
-  })
-}
 
 let lastBody = ''
 
@@ -66,7 +46,7 @@ async function chat(url: string): Promise<number> {
 
 async function oneRun(upstream: string, compileCache: string): Promise<{ startMs: number; rssMb: number; hwmMb: number }> {
   const directory = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-bench-'))
-  await prepareCache(directory, upstream)
+  await prepareSidecarCache(directory, { upstream, upstreamKey: 'sk-bench' })
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const started = performance.now()
