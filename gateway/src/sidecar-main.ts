@@ -7,7 +7,8 @@
  *   GATEHOUSE_PORT                 loopback port the application calls (default 8787)
  *   GATEHOUSE_HEALTH_HOST, GATEHOUSE_HEALTH_PORT   the probe listener (default 0.0.0.0:15787)
  *   GATEHOUSE_SNAPSHOT_CACHE       directory for the cached snapshot (default /var/run/gatehouse)
- *   GATEHOUSE_CONTROL_PLANE_CA_FILE  PEM bundle the control plane's TLS certificate must chain to (https URLs)
+ *   GATEHOUSE_CONTROL_PLANE_CA     PEM bundle the control plane's TLS certificate must chain to (https URLs;
+ *                                  the webhook writes the operator's webhook CA), or GATEHOUSE_CONTROL_PLANE_CA_FILE
  *   GATEHOUSE_USAGE_SPOOL          directory usage records wait in while the control plane is away (default: memory)
  *   GATEHOUSE_ACCESS_LOG, GATEHOUSE_ACCESS_LOG_LEVEL, GATEHOUSE_ACCESS_LOG_SAMPLE_RATE   the access log (telemetry/access-log.ts)
  *   OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, OTEL_*  traces (telemetry/tracing.ts; off when unset)
@@ -76,9 +77,10 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
 /** TLS to the control plane: the CA bundle its certificate must chain to (the operator's webhook CA). */
 async function controlPlaneTls(env: NodeJS.ProcessEnv, controlPlaneUrl: string): Promise<{ ca: string } | undefined> {
   const caFile = env.GATEHOUSE_CONTROL_PLANE_CA_FILE
-  if (!caFile) return undefined
-  if (!controlPlaneUrl.startsWith('https:')) throw new Error('GATEHOUSE_CONTROL_PLANE_CA_FILE needs an https GATEHOUSE_CONTROL_PLANE_URL')
-  return { ca: await readFile(caFile, 'utf8') }
+  const ca = env.GATEHOUSE_CONTROL_PLANE_CA || (caFile ? await readFile(caFile, 'utf8') : null)
+  if (!ca) return undefined
+  if (!controlPlaneUrl.startsWith('https:')) throw new Error('a control-plane CA needs an https GATEHOUSE_CONTROL_PLANE_URL')
+  return { ca }
 }
 
 export async function runSidecar(env: NodeJS.ProcessEnv, logger: FastifyBaseLogger): Promise<RunningSidecar> {

@@ -27,6 +27,7 @@ import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey, SIDECAR_KEY_HEADER, SIDECAR_STREAM_PATH, sidecarKeyPair, SYNC_GATEWAYS_PATH } from '@gatehouse/gateway/snapshot'
 import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
+import { issueCa } from '../../operator/src/webhook/certificates.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
@@ -69,6 +70,8 @@ let dispose: () => Promise<void>
 let directory: string
 let operator: GatehouseProcess
 let controlPlaneUrl: string
+/** What the webhook writes into sidecars: the operator's webhook listener, TLS with the webhook's CA. */
+let sidecarControlPlaneUrl: string
 let sidecarPort: number
 const sidecars: GatehouseProcess[] = []
 /** The injected sidecar the SDK test started (later tests use it). */
@@ -158,6 +161,7 @@ describe.skipIf(skipReason !== null)(`sidecar mode on kube-apiserver${skipReason
     const [operatorPort, webhookPort] = [await freePort(), await freePort()]
     sidecarPort = await freePort()
     controlPlaneUrl = `http://127.0.0.1:${operatorPort}`
+    sidecarControlPlaneUrl = `https://127.0.0.1:${webhookPort}`
     await apply(`
 apiVersion: v1
 kind: Namespace
@@ -273,7 +277,7 @@ spec:
       GATEHOUSE_WEBHOOK_HOST: '127.0.0.1',
       GATEHOUSE_WEBHOOK_EXTRA_NAMES: '127.0.0.1',
       GATEHOUSE_SIDECAR_IMAGE: 'ghcr.io/gatehouse/gatehouse:test',
-      GATEHOUSE_SIDECAR_CONTROL_PLANE_URL: controlPlaneUrl,
+      GATEHOUSE_SIDECAR_CONTROL_PLANE_URL: sidecarControlPlaneUrl,
     })
     await operator.waitForLog((line) => line.msg === 'operator is serving', WAIT_MS)
     await operator.waitForLog((line) => line.msg === 'became the leader', WAIT_MS)
@@ -312,7 +316,10 @@ spec:
     const [sidecar] = injected.spec.initContainers!
     expect(sidecar).toMatchObject({ name: 'gatehouse-sidecar', restartPolicy: 'Always', image: 'ghcr.io/gatehouse/gatehouse:test' })
     const sidecarEnv = envOf(sidecar!, injected)
-    expect(sidecarEnv).toMatchObject({ GATEHOUSE_SIDECAR_DEPLOYMENT: `${CONFIG_NAMESPACE}/ai`, GATEHOUSE_PORT: String(sidecarPort), GATEHOUSE_LOG_LEVEL: 'debug', GATEHOUSE_CONTROL_PLANE_URL: controlPlaneUrl })
+    expect(sidecarEnv).toMatchObject({ GATEHOUSE_SIDECAR_DEPLOYMENT: `${CONFIG_NAMESPACE}/ai`, GATEHOUSE_PORT: String(sidecarPort), GATEHOUSE_LOG_LEVEL: 'debug', GATEHOUSE_CONTROL_PLANE_URL: sidecarControlPlaneUrl })
+    // The CA the sidecar verifies the control plane with: the webhook's own, from its Secret.
+    const tls = await kubectl(server, ['get', 'secret', 'gatehouse-webhook-tls', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.data.ca\\.crt}'])
+    expect(sidecarEnv.GATEHOUSE_CONTROL_PLANE_CA).toBe(Buffer.from(tls.stdout, 'base64').toString())
     // The chart's tracing and access-log settings, with the pod's annotation over the sample rate.
     expect(sidecarEnv).toMatchObject({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25', GATEHOUSE_ACCESS_LOG_LEVEL: 'warn', GATEHOUSE_ACCESS_LOG_SAMPLE_RATE: '1' })
     expect(sidecar!.env!.filter((variable) => variable.name === 'GATEHOUSE_ACCESS_LOG_SAMPLE_RATE')).toHaveLength(1)
@@ -404,6 +411,19 @@ spec:
     const models = await fetch(`${appEnv.OPENAI_BASE_URL}/models`)
     expect(models.status).toBe(200)
     admittedSidecar = { process, url: serving.url as string }
+  }, 60_000)
+
+  it('verifies the control plane: with another CA the sidecar does not connect', async () => {
+    const [container] = sidecarOf(injected)
+    const otherCa = issueCa('not-gatehouse', 3_600_000).certificate
+    const env = container!.env!.map((variable) => (variable.name === 'GATEHOUSE_CONTROL_PLANE_CA' ? { name: variable.name, value: otherCa } : variable.name === 'GATEHOUSE_PORT' ? { name: variable.name, value: '0' } : variable))
+    const { process } = await runInjected({ ...injected, spec: { ...injected.spec, initContainers: [{ ...container!, env }] } }, await tokenFor(injected, 'app'))
+    // With the webhook's CA (the test above) the same command is admitted over this TLS listener.
+    // Break tried: certificate checks off (rejectUnauthorized: false) admit it, and this test fails.
+    const lost = await process.waitForLog((line) => line.msg === 'snapshot stream lost; serving the last good snapshot', WAIT_MS)
+    expect(String(lost.err)).toMatch(/certificate|self.signed|issuer/i)
+    expect(process.lines.some((line) => line.msg === 'admitted by the control plane')).toBe(false)
+    await process.stop()
   }, 60_000)
 
   it('ACKs the generations it applies: the control plane lists the pod beside the central gateways', async () => {

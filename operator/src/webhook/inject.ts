@@ -103,6 +103,8 @@ export interface InjectionOptions {
   /** `namespace/name` of the Gatehouse Deployment, already checked to exist and admit the pod. */
   deploymentRef: string
   settings: SidecarSettings
+  /** The CA bundle (PEM) of an https control plane; written into the sidecar (a CA is public). */
+  controlPlaneCa?: string | null
 }
 
 /** Reads and checks the annotations; throws InjectionRefused with a message naming the one at fault. */
@@ -158,6 +160,7 @@ export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<t
     command: ['node', 'operator/bin/gatehouse.js', 'sidecar'],
     env: [
       { name: 'GATEHOUSE_CONTROL_PLANE_URL', value: settings.controlPlaneUrl },
+      ...(options.controlPlaneCa ? [{ name: 'GATEHOUSE_CONTROL_PLANE_CA', value: options.controlPlaneCa }] : []),
       { name: 'GATEHOUSE_SIDECAR_DEPLOYMENT', value: options.deploymentRef },
       { name: 'GATEHOUSE_SIDECAR_TOKEN_FILE', value: `${TOKEN_DIRECTORY}/token` },
       { name: 'GATEHOUSE_SNAPSHOT_CACHE', value: CACHE_DIRECTORY },
