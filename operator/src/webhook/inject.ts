@@ -6,7 +6,6 @@
  * secret is written: the token is projected by the kubelet, the placeholder API keys only satisfy
  * SDKs that insist on one (the sidecar ignores them). Pure: the caller looks objects up.
  */
-import { accessLogSettingsFromEnv } from '@gatehouse/gateway'
 import { SIDECAR_TOKEN_AUDIENCE } from '@gatehouse/gateway/snapshot'
 
 export const INJECT_LABEL = 'gatehouse.dev/inject'
@@ -122,18 +121,19 @@ export function sidecarOptions(pod: Pod, annotations: Record<string, string>, se
     if (!QUANTITY.test(value)) throw new InjectionRefused(`${annotation}: '${value}' is not a resource quantity (e.g. 50m, 64Mi)`)
     return value
   }
-  // The chart's telemetry settings, then the pod's access-log annotations over them (checked as the sidecar will read them).
+  // The chart's telemetry settings, then the pod's access-log annotations over them (the values the
+  // sidecar accepts for GATEHOUSE_ACCESS_LOG and _SAMPLE_RATE, gateway/src/telemetry/access-log.ts).
   const telemetry = new Map(settings.telemetryEnv.map((variable) => [variable.name, variable.value ?? '']))
-  const accessLogAnnotations: Array<[string, string]> = [[ANNOTATIONS.accessLog, 'GATEHOUSE_ACCESS_LOG'], [ANNOTATIONS.accessLogSampleRate, 'GATEHOUSE_ACCESS_LOG_SAMPLE_RATE']]
-  for (const [annotation, variable] of accessLogAnnotations) {
-    const value = annotations[annotation]
-    if (value === undefined) continue
-    try {
-      accessLogSettingsFromEnv({ [variable]: value })
-    } catch (error) {
-      throw new InjectionRefused(`${annotation}: ${(error as Error).message.replace(`${variable} `, '')}`)
-    }
-    telemetry.set(variable, value)
+  const accessLog = annotations[ANNOTATIONS.accessLog]
+  if (accessLog !== undefined) {
+    if (accessLog !== 'true' && accessLog !== 'false') throw new InjectionRefused(`${ANNOTATIONS.accessLog}: must be true or false, got '${accessLog}'`)
+    telemetry.set('GATEHOUSE_ACCESS_LOG', accessLog)
+  }
+  const sampleRate = annotations[ANNOTATIONS.accessLogSampleRate]
+  if (sampleRate !== undefined) {
+    const rate = sampleRate.trim() === '' ? NaN : Number(sampleRate)
+    if (!(rate >= 0 && rate <= 1)) throw new InjectionRefused(`${ANNOTATIONS.accessLogSampleRate}: must be a number from 0 to 1, got '${sampleRate}'`)
+    telemetry.set('GATEHOUSE_ACCESS_LOG_SAMPLE_RATE', sampleRate)
   }
   return {
     port,

@@ -7,6 +7,8 @@
  * The path is signed as the transport sends it (already percent-encoded, e.g. a Bedrock model id
  * with `%3A`); SigV4 for services other than S3 encodes it once more, as the AWS SDKs do.
  */
+import type * as AwsSha256 from '@aws-crypto/sha256-js'
+import type * as SmithySignatureV4 from '@smithy/signature-v4'
 import { GatewayError } from '../../core/errors.ts'
 import type { SecretBag } from '../../core/secret.ts'
 import { registerSigner, type Signer } from './index.ts'
@@ -30,7 +32,7 @@ export interface AwsSigningKey {
  * The smithy signer and its hash, loaded on the first signature: only AWS providers use them, and
  * every gateway (a sidecar above all) would otherwise pay their start-up time and memory.
  */
-let awsSigning: Promise<[typeof import('@smithy/signature-v4'), typeof import('@aws-crypto/sha256-js')]> | null = null
+let awsSigning: Promise<[typeof SmithySignatureV4, typeof AwsSha256]> | null = null
 function loadAwsSigning() {
   awsSigning ??= Promise.all([import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')])
   return awsSigning
