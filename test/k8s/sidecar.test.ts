@@ -495,7 +495,8 @@ spec:
       refusedCentrally = (await chat(centralUrl, { authorization: `Bearer ${key}` })).status === 429
     }
     expect(refusedCentrally).toBe(true)
-    // Break tried: with no counter settings on the sidecar stream, the sidecar counts alone and answers 200 here.
+    // Break tried: with no counter settings on the sidecar stream this test fails (the sidecar never counts in the
+    // shared store above; alone, it would admit this request).
     const throughSidecar = await chat(admittedSidecar.url, {})
     expect(throughSidecar.status).toBe(429)
     expect(throughSidecar.body.error?.code).toBe('rate_limited')
