@@ -2,8 +2,9 @@
  * A restarted sidecar with its control plane down: `gatehouse sidecar` is started on a cache
  * directory as a sidecar leaves it (slice, identity and shared-counter settings, each sealed with
  * the pod-local key) and a control-plane URL nobody listens on. It serves the official OpenAI SDK
- * from the cached slice at once, and counts the workspace's rate limit (2 per minute) in the
- * shared Redis the cached settings name.
+ * from the cached slice at once, counts the workspace's rate limit (2 per minute) in the shared
+ * Redis the cached settings name, and exports its spans (OTEL_* as the webhook writes them) to a
+ * real OTLP receiver on loopback.
  */
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,6 +12,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts'
 import { freePort, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
 import { dropPrefix, redisSkipReason, testPrefix, TEST_REDIS_URL } from '../helpers/redis.ts'
 import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
@@ -25,6 +27,7 @@ let directory: string
 let simulator: Simulator
 let sidecar: GatehouseProcess
 let redis: Redis
+let receiver: OtlpReceiver
 
 describe.skipIf(skipReason !== null)('a sidecar restarted with the control plane down', () => {
   let url: string
@@ -33,6 +36,7 @@ describe.skipIf(skipReason !== null)('a sidecar restarted with the control plane
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-cached-'))
     simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-cached'] })
     redis = new Redis(TEST_REDIS_URL)
+    receiver = await startOtlpReceiver()
     await prepareSidecarCache(directory, {
       upstream: simulator.baseUrl,
       upstreamKey: 'sk-cached',
@@ -48,6 +52,9 @@ describe.skipIf(skipReason !== null)('a sidecar restarted with the control plane
       GATEHOUSE_PORT: String(port),
       GATEHOUSE_HEALTH_HOST: '127.0.0.1',
       GATEHOUSE_HEALTH_PORT: '0',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
     })
     url = (await sidecar.waitForLog((line) => line.msg === 'sidecar is serving', 60_000)).url!
   }, 90_000)
@@ -59,6 +66,7 @@ describe.skipIf(skipReason !== null)('a sidecar restarted with the control plane
       redis.disconnect()
     }
     await simulator?.close()
+    await receiver?.close()
     if (directory) await rm(directory, { recursive: true, force: true })
   })
 
@@ -79,6 +87,12 @@ describe.skipIf(skipReason !== null)('a sidecar restarted with the control plane
     const refused = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'third' }] }).then(() => null, (error: unknown) => error)
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError)
   }, 60_000)
+
+  it('traces: the chat above arrives at the OTLP receiver as spans of service gatehouse-sidecar', async () => {
+    // Break tried: without startTracing in sidecar-main.ts no span arrives and this times out.
+    const spans = await receiver.waitFor((received) => received.some((span) => span.resource['service.name'] === 'gatehouse-sidecar'), 20_000)
+    expect(spans.filter((span) => span.resource['service.name'] === 'gatehouse-sidecar').length).toBeGreaterThan(0)
+  }, 30_000)
 
   it('keeps the Redis credential sealed in the cache directory', async () => {
     for (const name of await readdir(directory)) {
