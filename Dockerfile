@@ -33,7 +33,14 @@ COPY operator/src operator/src
 COPY crds/package.json crds/
 COPY crds/src crds/src
 COPY crds/generated crds/generated
+# V8's compile cache (TypeScript stripped and compiled once, here): a sidecar then starts with its
+# modules ready instead of compiling them in every pod. Warmed as the runtime uid (Node keys the
+# cache by uid) by loading the CLI and the sidecar's module graph; read-only at run time is fine,
+# Node only skips writing entries it lacks.
+ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
+RUN mkdir /app/.node-compile-cache && chown 10001:10001 /app/.node-compile-cache
 USER 10001:10001
+RUN node --input-type=module -e "await import('/app/operator/src/cli/main.ts'); await import('/app/gateway/src/sidecar-main.ts')"
 EXPOSE 8787 8788
 ENTRYPOINT ["node", "operator/bin/gatehouse.js"]
 CMD ["gateway"]

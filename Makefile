@@ -25,7 +25,7 @@ help:
 	@echo "make run      run Gatehouse (embedded: control plane + gateway, PGlite in .data/)"
 	@echo "make test     run every test suite"
 	@echo "make lint     typecheck and lint"
-	@echo "make bench    loopback benchmark: direct vs bare Node proxy vs Gatehouse"
+	@echo "make bench    loopback benchmark: direct vs bare Node proxy vs Gatehouse; sidecar start and memory"
 
 $(LOCAL_NODE_DIR)/bin/node:
 	@mkdir -p $(TOOLS_DIR)/download
@@ -59,6 +59,7 @@ test: $(DEPS_STAMP) test-tools
 
 bench: $(DEPS_STAMP)
 	node test/bench/run.ts
+	node test/bench/sidecar-start.ts
 
 clean:
 	rm -rf node_modules .data bench-results

@@ -6,9 +6,13 @@
  * writes it. Prints, per run: spawn → first chat completion answered on loopback (against the
  * OpenAI simulator, no key), and the resident set after idling.
  *
- *   node test/bench/sidecar-start.ts [--runs 3] [--idle-ms 5000]
- * BENCH_NODE_OPTIONS replaces the sidecar's NODE_OPTIONS; BENCH_LOG_LEVEL shows its log. Exits 1
- * when a median misses its budget.
+ * The image ships a V8 compile cache warmed at build time (Dockerfile, NODE_COMPILE_CACHE), so a
+ * sidecar starts with its modules already compiled. Here the first run fills a cache shared by the
+ * runs (it is reported as cold and left out of the median, unless it is the only run).
+ *
+ *   node test/bench/sidecar-start.ts [--runs 4] [--idle-ms 5000]     (also part of `make bench`)
+ * BENCH_NODE_OPTIONS replaces the sidecar's NODE_OPTIONS; BENCH_LOG_LEVEL shows its log. A missed
+ * budget is reported as FAIL, never as an exit status (as test/bench/run.ts): only a broken run fails.
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -16,37 +20,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { SNAPSHOT_SCHEMA_VERSION, sidecarKeyHash } from '@gatehouse/gateway/snapshot'
-import { openSidecarCache } from '../../gateway/src/sidecar/local-cache.ts'
-import { persistSnapshot } from '../../gateway/src/sync/persisted.ts'
 import { freePort } from '../helpers/processes.ts'
+import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { readProcessMemory } from './procfs.ts'
 
 const GATEHOUSE_BIN = fileURLToPath(new URL('../../operator/bin/gatehouse.js', import.meta.url))
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, 'idle-ms': { type: 'string', default: '5000' } } })
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, 'idle-ms': { type: 'string', default: '5000' } } })
 const runs = Number(values.runs)
 const idleMs = Number(values['idle-ms'])
 const BUDGET_START_MS = 1000
 const BUDGET_RSS_MB = 80
 
-const identity = { namespace: 'team-a', serviceAccount: 'app', podName: 'bench-0', workspaceId: 'ws-a' }
-
-async function prepareCache(directory: string, upstream: string): Promise<void> {
-  const cache = await openSidecarCache(directory)
-  await cache.saveIdentity(identity)
-  await persistSnapshot(cache.snapshotPath, cache.keyring, {
-    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
-    generation: 1,
-    producedAt: new Date().toISOString(),
-    producedBy: { component: 'bench', version: '0' },
-    organizationId: 'org',
-    workspaces: [{ id: 'ws-a', slug: 'team-a', name: 'Team A', status: 'active', defaultConfigId: 'cfg' }],
-    apiKeys: [{ id: 'sidecar:team-a/app', hash: sidecarKeyHash(identity), type: 'workspace', subtype: 'service', workspaceId: 'ws-a', scopes: ['completions.write'], status: 'active' }],
-    providers: [{ id: 'p', slug: 'sim', name: 'sim', kind: 'openai', baseUrl: upstream, credentials: { apiKey: 'sk-bench' }, workspaceId: 'ws-a' }],
-    configs: [{ id: 'cfg', slug: 'routing', workspaceId: 'ws-a', config: { provider: '@sim' } }],
-  })
-}
+let lastBody = ''
 
 async function chat(url: string): Promise<number> {
   const response = await fetch(`${url}/v1/chat/completions`, {
@@ -54,13 +40,13 @@ async function chat(url: string): Promise<number> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
   })
-  await response.arrayBuffer()
+  lastBody = await response.text()
   return response.status
 }
 
-async function oneRun(upstream: string): Promise<{ startMs: number; rssMb: number; hwmMb: number }> {
+async function oneRun(upstream: string, compileCache: string): Promise<{ startMs: number; rssMb: number; hwmMb: number }> {
   const directory = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-bench-'))
-  await prepareCache(directory, upstream)
+  await prepareSidecarCache(directory, { upstream, upstreamKey: 'sk-bench' })
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const started = performance.now()
@@ -70,6 +56,8 @@ async function oneRun(upstream: string): Promise<{ startMs: number; rssMb: numbe
       NODE_ENV: 'production',
       // As the webhook writes it (operator/src/webhook/inject.ts).
       NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=1',
+      // As the image sets it (Dockerfile).
+      NODE_COMPILE_CACHE: compileCache,
       GATEHOUSE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       // The control plane is down: the sidecar must serve from its cache alone.
       GATEHOUSE_CONTROL_PLANE_URL: `http://127.0.0.1:${await freePort()}`,
@@ -90,7 +78,7 @@ async function oneRun(upstream: string): Promise<{ startMs: number; rssMb: numbe
         startMs = performance.now() - started
         break
       }
-      if (status !== 0) throw new Error(`the sidecar answered HTTP ${status}`)
+      if (status !== 0) throw new Error(`the sidecar answered HTTP ${status}: ${lastBody}`)
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
     if (startMs < 0) throw new Error('the sidecar did not serve within 60 s')
@@ -105,17 +93,23 @@ async function oneRun(upstream: string): Promise<{ startMs: number; rssMb: numbe
 }
 
 const simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-bench'] })
+const compileCache = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-compile-cache-'))
 try {
   const results = []
-  for (let run = 0; run < runs; run++) results.push(await oneRun(simulator.baseUrl))
+  for (let run = 0; run < runs; run++) results.push(await oneRun(simulator.baseUrl, compileCache))
   const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!
   for (const [index, result] of results.entries()) {
-    process.stdout.write(`run ${index + 1}: first answer ${result.startMs.toFixed(0)} ms after spawn; idle RSS ${result.rssMb.toFixed(1)} MB (peak ${result.hwmMb.toFixed(1)} MB)\n`)
+    const note = index === 0 ? ' (cold compile cache)' : ''
+    process.stdout.write(`sidecar run ${index + 1}${note}: first answer ${result.startMs.toFixed(0)} ms after spawn; idle RSS ${result.rssMb.toFixed(1)} MB (peak ${result.hwmMb.toFixed(1)} MB)\n`)
   }
-  const startMs = median(results.map((r) => r.startMs))
-  const rssMb = median(results.map((r) => r.rssMb))
-  process.stdout.write(`median: serving from the cached snapshot in ${startMs.toFixed(0)} ms (budget ${BUDGET_START_MS}), idle RSS ${rssMb.toFixed(1)} MB (budget ${BUDGET_RSS_MB})\n`)
-  if (startMs >= BUDGET_START_MS || rssMb >= BUDGET_RSS_MB) process.exitCode = 1
+  const counted = results.length > 1 ? results.slice(1) : results
+  const startMs = median(counted.map((r) => r.startMs))
+  const rssMb = median(counted.map((r) => r.rssMb))
+  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL')
+  process.stdout.write(`Sidecar targets (median of ${counted.length}, warm compile cache; reported, never fail the make target):\n`)
+  process.stdout.write(`  [${verdict(startMs < BUDGET_START_MS)}] serving from the cached snapshot: ${startMs.toFixed(0)} ms after spawn (needs < ${BUDGET_START_MS} ms)\n`)
+  process.stdout.write(`  [${verdict(rssMb < BUDGET_RSS_MB)}] idle resident memory: ${rssMb.toFixed(1)} MB (needs < ${BUDGET_RSS_MB} MB)\n`)
 } finally {
   await simulator.close()
+  await rm(compileCache, { recursive: true, force: true })
 }

@@ -239,6 +239,11 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
     const operator = self.find((d) => d.kind === 'Deployment' && d.metadata.name === 'gh-gatehouse-operator') as unknown as Workload
     const env = operator.spec.template.spec.containers[0]!.env.map((e) => e.name)
     expect(env).toEqual(expect.arrayContaining(['GATEHOUSE_WEBHOOK_PORT', 'GATEHOUSE_WEBHOOK_SECRET', 'GATEHOUSE_WEBHOOK_CONFIGURATION', 'GATEHOUSE_SIDECAR_IMAGE', 'GATEHOUSE_SIDECAR_CONTROL_PLANE_URL']))
+    const values = Object.fromEntries(operator.spec.template.spec.containers[0]!.env.map((e) => [e.name, (e as { value?: string }).value]))
+    // Sidecars reach the control plane through the webhook Service's TLS, and get the release's tracing and access-log settings.
+    expect(values.GATEHOUSE_SIDECAR_CONTROL_PLANE_URL).toBe(`https://gh-gatehouse-webhook.${NAMESPACE}.svc:443`)
+    expect(values).toMatchObject({ GATEHOUSE_SIDECAR_OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318', GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG: 'true', GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG_SAMPLE_RATE: '1' })
+    expect(env.filter((name) => name.startsWith('GATEHOUSE_SIDECAR_OTEL_EXPORTER_OTLP_HEADERS'))).toEqual([])
 
     const managed = docsOf((await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '--set', 'sidecarInjector.enabled=true', '--set', 'sidecarInjector.certificates.mode=cert-manager', '--set', 'gateway.enabled=false'])).stdout)
     expect(managed.find((d) => d.kind === 'MutatingWebhookConfiguration')!.metadata.annotations!['cert-manager.io/inject-ca-from']).toBe(`${NAMESPACE}/gh-gatehouse-webhook`)

@@ -12,15 +12,22 @@
  *   TokenRequest: the control plane admits it by TokenReview and it serves the bound workspace to
  *   the official OpenAI SDK configured only by the webhook's OPENAI_BASE_URL (and placeholder key).
  * - Tokens of an unbound service account, of another audience, or garbage are refused.
+ * - The sidecar ACKs what it applied (the control plane lists it beside central gateways), ships
+ *   its usage records with its token (stored for its workspace, attributed to namespace, service
+ *   account and pod), and counts limits in the Redis the control plane handed it sealed: a
+ *   workspace rate limit spent through a central gateway refuses the sidecar's next request.
+ * - The webhook writes the chart's tracing and access-log settings, and the pod's access-log
+ *   annotations over them, into the sidecar.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateApiKey, SIDECAR_KEY_HEADER, SIDECAR_STREAM_PATH, sidecarKeyPair } from '@gatehouse/gateway/snapshot'
+import { generateApiKey, SIDECAR_KEY_HEADER, SIDECAR_STREAM_PATH, sidecarKeyPair, SYNC_GATEWAYS_PATH } from '@gatehouse/gateway/snapshot'
 import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
+import { issueCa } from '../../operator/src/webhook/certificates.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
@@ -37,6 +44,12 @@ const OPERATOR_NAMESPACE = 'gatehouse-system'
 const CONFIG_NAMESPACE = 'ai-config'
 const APP_NAMESPACE = 'team-a'
 const WAIT_MS = 30_000
+const ADMIN_KEY = generateApiKey('admin')
+const GATEWAY_TOKEN = randomBytes(24).toString('base64url')
+const PEPPER = randomBytes(32).toString('base64url')
+// Other suites use the same Redis at the same time.
+const LIMITS_PREFIX = `test-sidecar-${randomUUID().slice(0, 8)}:`
+const WORKSPACE_RPM = 6
 
 interface Container {
   name: string
@@ -57,8 +70,12 @@ let dispose: () => Promise<void>
 let directory: string
 let operator: GatehouseProcess
 let controlPlaneUrl: string
+/** What the webhook writes into sidecars: the operator's webhook listener, TLS with the webhook's CA. */
+let sidecarControlPlaneUrl: string
 let sidecarPort: number
 const sidecars: GatehouseProcess[] = []
+/** The injected sidecar the SDK test started (later tests use it). */
+let admittedSidecar: { process: GatehouseProcess; url: string }
 
 async function apply(yaml: string): Promise<void> {
   const file = join(directory, `apply-${randomBytes(4).toString('hex')}.yaml`)
@@ -144,6 +161,7 @@ describe.skipIf(skipReason !== null)(`sidecar mode on kube-apiserver${skipReason
     const [operatorPort, webhookPort] = [await freePort(), await freePort()]
     sidecarPort = await freePort()
     controlPlaneUrl = `http://127.0.0.1:${operatorPort}`
+    sidecarControlPlaneUrl = `https://127.0.0.1:${webhookPort}`
     await apply(`
 apiVersion: v1
 kind: Namespace
@@ -209,7 +227,7 @@ stringData: { apiKey: sk-sidecar-test }
 apiVersion: gatehouse.dev/v1alpha1
 kind: Workspace
 metadata: { name: team-a, namespace: ${CONFIG_NAMESPACE} }
-spec: { name: Team A }
+spec: { name: Team A, rateLimits: [{ type: requests, unit: rpm, value: ${WORKSPACE_RPM} }] }
 ---
 apiVersion: gatehouse.dev/v1alpha1
 kind: Workspace
@@ -240,9 +258,18 @@ spec:
     operator = startGatehouse(['operator', '--port', String(operatorPort), '--data-dir', join(directory, 'operator')], {
       KUBECONFIG: server.kubeconfigPath,
       GATEHOUSE_DATABASE_URL: opened.url!,
-      GATEHOUSE_KEY_PEPPER: randomBytes(32).toString('base64url'),
+      GATEHOUSE_KEY_PEPPER: PEPPER,
       GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      GATEHOUSE_ADMIN_API_KEY: generateApiKey('admin'),
+      GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY,
+      GATEHOUSE_GATEWAY_TOKEN: GATEWAY_TOKEN,
+      // The shared counters: central gateways get the same settings, sidecars get them sealed on their stream.
+      GATEHOUSE_REDIS_URL: 'redis://127.0.0.1:6379',
+      GATEHOUSE_LIMITS_KEY_PREFIX: LIMITS_PREFIX,
+      // What the chart writes from its sidecar tracing and access-log values.
+      GATEHOUSE_SIDECAR_OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      GATEHOUSE_SIDECAR_OTEL_TRACES_SAMPLER_ARG: '0.25',
+      GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG_LEVEL: 'warn',
+      GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG_SAMPLE_RATE: '0.5',
       GATEHOUSE_WATCH_NAMESPACE: CONFIG_NAMESPACE,
       POD_NAMESPACE: OPERATOR_NAMESPACE,
       POD_NAME: 'operator-0',
@@ -250,7 +277,7 @@ spec:
       GATEHOUSE_WEBHOOK_HOST: '127.0.0.1',
       GATEHOUSE_WEBHOOK_EXTRA_NAMES: '127.0.0.1',
       GATEHOUSE_SIDECAR_IMAGE: 'ghcr.io/gatehouse/gatehouse:test',
-      GATEHOUSE_SIDECAR_CONTROL_PLANE_URL: controlPlaneUrl,
+      GATEHOUSE_SIDECAR_CONTROL_PLANE_URL: sidecarControlPlaneUrl,
     })
     await operator.waitForLog((line) => line.msg === 'operator is serving', WAIT_MS)
     await operator.waitForLog((line) => line.msg === 'became the leader', WAIT_MS)
@@ -282,17 +309,23 @@ spec:
 
     const good = await createPod(APP_NAMESPACE, 'app-1', {
       labels: { 'gatehouse.dev/inject': 'true' },
-      annotations: { 'gatehouse.dev/deployment': `${CONFIG_NAMESPACE}/ai`, 'gatehouse.dev/port': String(sidecarPort), 'gatehouse.dev/log-level': 'debug' },
+      annotations: { 'gatehouse.dev/deployment': `${CONFIG_NAMESPACE}/ai`, 'gatehouse.dev/port': String(sidecarPort), 'gatehouse.dev/log-level': 'debug', 'gatehouse.dev/access-log-sample-rate': '1' },
     })
     expect(good.error).toBe('')
     injected = good.pod!
     const [sidecar] = injected.spec.initContainers!
     expect(sidecar).toMatchObject({ name: 'gatehouse-sidecar', restartPolicy: 'Always', image: 'ghcr.io/gatehouse/gatehouse:test' })
     const sidecarEnv = envOf(sidecar!, injected)
-    expect(sidecarEnv).toMatchObject({ GATEHOUSE_SIDECAR_DEPLOYMENT: `${CONFIG_NAMESPACE}/ai`, GATEHOUSE_PORT: String(sidecarPort), GATEHOUSE_LOG_LEVEL: 'debug', GATEHOUSE_CONTROL_PLANE_URL: controlPlaneUrl })
+    expect(sidecarEnv).toMatchObject({ GATEHOUSE_SIDECAR_DEPLOYMENT: `${CONFIG_NAMESPACE}/ai`, GATEHOUSE_PORT: String(sidecarPort), GATEHOUSE_LOG_LEVEL: 'debug', GATEHOUSE_CONTROL_PLANE_URL: sidecarControlPlaneUrl })
+    // The CA the sidecar verifies the control plane with: the webhook's own, from its Secret.
+    const tls = await kubectl(server, ['get', 'secret', 'gatehouse-webhook-tls', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.data.ca\\.crt}'])
+    expect(sidecarEnv.GATEHOUSE_CONTROL_PLANE_CA).toBe(Buffer.from(tls.stdout, 'base64').toString())
+    // The chart's tracing and access-log settings, with the pod's annotation over the sample rate.
+    expect(sidecarEnv).toMatchObject({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25', GATEHOUSE_ACCESS_LOG_LEVEL: 'warn', GATEHOUSE_ACCESS_LOG_SAMPLE_RATE: '1' })
+    expect(sidecar!.env!.filter((variable) => variable.name === 'GATEHOUSE_ACCESS_LOG_SAMPLE_RATE')).toHaveLength(1)
     // No gateway token, keyring, pepper, database or provider credential anywhere in the pod.
     const text = JSON.stringify(injected)
-    for (const secret of ['GATEHOUSE_GATEWAY_TOKEN', 'GATEHOUSE_ENCRYPTION_KEY', 'GATEHOUSE_KEY_PEPPER', 'GATEHOUSE_DATABASE_URL', 'sk-sidecar-test', TEST_ENCRYPTION_KEY]) expect(text).not.toContain(secret)
+    for (const secret of ['GATEHOUSE_GATEWAY_TOKEN', 'GATEHOUSE_ENCRYPTION_KEY', 'GATEHOUSE_KEY_PEPPER', 'GATEHOUSE_DATABASE_URL', 'GATEHOUSE_REDIS', 'redis://', 'sk-sidecar-test', TEST_ENCRYPTION_KEY, GATEWAY_TOKEN]) expect(text).not.toContain(secret)
     const appEnv = envOf(injected.spec.containers[0]!, injected)
     expect(appEnv.OPENAI_BASE_URL).toBe(`http://127.0.0.1:${sidecarPort}/v1`)
     expect(appEnv.ANTHROPIC_BASE_URL).toBe(`http://127.0.0.1:${sidecarPort}`)
@@ -346,7 +379,11 @@ spec:
     expect(unbound.error).toContain(`does not admit service account ${APP_NAMESPACE}/other`)
     const none = await createPod(APP_NAMESPACE, 'no-deployment', {})
     expect(none.error).toContain('gatehouse.dev/deployment is required')
-    for (const name of ['missing', 'bad-port', 'unbound', 'no-deployment']) {
+    const accessLog = await createPod(APP_NAMESPACE, 'bad-access-log', { annotations: { 'gatehouse.dev/deployment': `${CONFIG_NAMESPACE}/ai`, 'gatehouse.dev/access-log': 'sometimes' } })
+    expect(accessLog.error).toContain("gatehouse.dev/access-log: must be true or false, got 'sometimes'")
+    const rate = await createPod(APP_NAMESPACE, 'bad-rate', { annotations: { 'gatehouse.dev/deployment': `${CONFIG_NAMESPACE}/ai`, 'gatehouse.dev/access-log-sample-rate': '2' } })
+    expect(rate.error).toContain("gatehouse.dev/access-log-sample-rate: must be a number from 0 to 1, got '2'")
+    for (const name of ['missing', 'bad-port', 'unbound', 'no-deployment', 'bad-access-log', 'bad-rate']) {
       expect((await kubectl(server, ['get', 'pod', name, '-n', APP_NAMESPACE])).code).not.toBe(0)
     }
   })
@@ -373,7 +410,97 @@ spec:
     // The slice holds the bound workspace only (team-z is served by the Deployment, not bound).
     const models = await fetch(`${appEnv.OPENAI_BASE_URL}/models`)
     expect(models.status).toBe(200)
+    admittedSidecar = { process, url: serving.url as string }
   }, 60_000)
+
+  it('verifies the control plane: with another CA the sidecar does not connect', async () => {
+    const [container] = sidecarOf(injected)
+    const otherCa = issueCa('not-gatehouse', 3_600_000).certificate
+    const env = container!.env!.map((variable) => (variable.name === 'GATEHOUSE_CONTROL_PLANE_CA' ? { name: variable.name, value: otherCa } : variable.name === 'GATEHOUSE_PORT' ? { name: variable.name, value: '0' } : variable))
+    const { process } = await runInjected({ ...injected, spec: { ...injected.spec, initContainers: [{ ...container!, env }] } }, await tokenFor(injected, 'app'))
+    // With the webhook's CA (the test above) the same command is admitted over this TLS listener.
+    // Break tried: certificate checks off (rejectUnauthorized: false) admit it, and this test fails.
+    const lost = await process.waitForLog((line) => line.msg === 'snapshot stream lost; serving the last good snapshot', WAIT_MS)
+    expect(String(lost.err)).toMatch(/certificate|self.signed|issuer/i)
+    expect(process.lines.some((line) => line.msg === 'admitted by the control plane')).toBe(false)
+    await process.stop()
+  }, 60_000)
+
+  it('ACKs the generations it applies: the control plane lists the pod beside the central gateways', async () => {
+    // Break tried: without the sidecar's own ACK (the gateway-token ACK it used to skip), the entry stays at null.
+    let listed: { gatewayId: string; connected: boolean; appliedGeneration: number | null } | undefined
+    await pollUntil(async () => {
+      const response = await fetch(`${controlPlaneUrl}${SYNC_GATEWAYS_PATH}`, { headers: { authorization: `Bearer ${GATEWAY_TOKEN}` } })
+      const body = (await response.json()) as { data: Array<typeof listed & object> }
+      listed = body.data.find((entry) => entry.gatewayId === `sidecar:${APP_NAMESPACE}/app-1`)
+      return listed?.appliedGeneration != null
+    }, WAIT_MS, 100)
+    expect(listed).toMatchObject({ connected: true })
+    expect(listed!.appliedGeneration).toBeGreaterThanOrEqual(1)
+  }, 60_000)
+
+  it('ships usage records with its token: stored for the bound workspace, attributed to namespace, service account and pod', async () => {
+    const admin = { 'x-gateway-api-key': ADMIN_KEY }
+    let logs: Array<{ id: string; workspace_id?: string | null }> = []
+    await pollUntil(async () => {
+      const response = await fetch(`${controlPlaneUrl}/v1/logs?limit=50`, { headers: admin })
+      logs = ((await response.json()) as { data: typeof logs }).data ?? []
+      return logs.length > 0
+    }, WAIT_MS, 200)
+    const detail = (await (await fetch(`${controlPlaneUrl}/v1/logs/${logs[0]!.id}`, { headers: admin })).json()) as { annotations: { principal?: Record<string, string> } }
+    expect(detail.annotations.principal).toMatchObject({
+      kind: 'sidecar',
+      'k8s.namespace.name': APP_NAMESPACE,
+      'k8s.serviceaccount.name': 'app',
+      'k8s.pod.name': 'app-1',
+    })
+  }, 60_000)
+
+  it('counts limits in the shared Redis: a workspace limit spent through a central gateway refuses the sidecar', async () => {
+    await admittedSidecar.process.waitForLog((line) => line.msg === 'rate limits and budgets are counted in the shared store', WAIT_MS)
+    const workspaces = (await (await fetch(`${controlPlaneUrl}/v1/workspaces`, { headers: { 'x-gateway-api-key': ADMIN_KEY } })).json()) as { data: Array<{ id: string; slug: string }> }
+    const teamA = workspaces.data.find((workspace) => workspace.slug === 'team-a')!
+    const created = await fetch(`${controlPlaneUrl}/v1/api-keys/workspace/service`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'central', workspace_id: teamA.id, scopes: ['completions.write'] }),
+    })
+    const { key } = (await created.json()) as { key: string }
+    expect(created.status).toBe(200)
+    const central = startGatehouse(['gateway'], {
+      GATEHOUSE_KEY_PEPPER: PEPPER,
+      GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+      GATEHOUSE_GATEWAY_TOKEN: GATEWAY_TOKEN,
+      GATEHOUSE_CONTROL_PLANE_URL: controlPlaneUrl,
+      GATEHOUSE_DEPLOYMENT: 'ai',
+      GATEHOUSE_PORT: '0',
+      GATEHOUSE_METRICS_PORT: '0',
+      GATEHOUSE_REDIS_URL: 'redis://127.0.0.1:6379',
+      GATEHOUSE_LIMITS_KEY_PREFIX: LIMITS_PREFIX,
+    })
+    sidecars.push(central)
+    const centralUrl = (await central.waitForLog((line) => line.msg === 'gateway is serving', WAIT_MS)).url!
+    const chat = async (url: string, headers: Record<string, string>) => {
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me' }] }),
+      })
+      return { status: response.status, body: (await response.json()) as { error?: { code: string } } }
+    }
+    await pollUntil(async () => (await chat(centralUrl, { authorization: `Bearer ${key}` })).status !== 401, WAIT_MS, 100)
+    // Spend the workspace's requests per minute through the central gateway (the sidecar's earlier ones count too).
+    let refusedCentrally = false
+    for (let attempt = 0; attempt < WORKSPACE_RPM + 2 && !refusedCentrally; attempt++) {
+      refusedCentrally = (await chat(centralUrl, { authorization: `Bearer ${key}` })).status === 429
+    }
+    expect(refusedCentrally).toBe(true)
+    // Break tried: with no counter settings on the sidecar stream this test fails (the sidecar never counts in the
+    // shared store above; alone, it would admit this request).
+    const throughSidecar = await chat(admittedSidecar.url, {})
+    expect(throughSidecar.status).toBe(429)
+    expect(throughSidecar.body.error?.code).toBe('rate_limited')
+  }, 90_000)
 
   it('refuses tokens of an unbound service account, of another audience, and garbage', async () => {
     const other = await createPod(APP_NAMESPACE, 'other-sa', { labels: { 'gatehouse.dev/inject': 'false' }, serviceAccount: 'other' })

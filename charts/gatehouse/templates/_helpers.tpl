@@ -205,8 +205,13 @@ readinessProbe:
   value: {{ include "gatehouse.image" . | quote }}
 - name: GATEHOUSE_SIDECAR_IMAGE_PULL_POLICY
   value: {{ .Values.image.pullPolicy | quote }}
+{{- /* TLS: the webhook Service's listener serves the sidecar routes with the webhook certificate; the webhook writes its CA into each sidecar. */}}
 - name: GATEHOUSE_SIDECAR_CONTROL_PLANE_URL
+{{- if .Values.sidecarInjector.controlPlaneTls }}
+  value: {{ printf "https://%s.%s.svc:443" $service .Release.Namespace | quote }}
+{{- else }}
   value: {{ printf "http://%s-operator.%s.svc:%v" (include "gatehouse.fullname" .) .Release.Namespace .Values.operator.service.port | quote }}
+{{- end }}
 - name: GATEHOUSE_SIDECAR_PORT
   value: {{ $sidecar.port | quote }}
 - name: GATEHOUSE_SIDECAR_HEALTH_PORT
@@ -219,6 +224,34 @@ readinessProbe:
   value: {{ $sidecar.resources.memory | quote }}
 - name: GATEHOUSE_SIDECAR_MEMORY_LIMIT
   value: {{ $sidecar.resources.memoryLimit | quote }}
+{{- /* What the webhook writes into every sidecar as the unprefixed name (never the OTLP headers Secret). */}}
+- name: GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG
+  value: {{ $sidecar.accessLog.enabled | quote }}
+- name: GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG_LEVEL
+  value: {{ $sidecar.accessLog.level | quote }}
+- name: GATEHOUSE_SIDECAR_GATEHOUSE_ACCESS_LOG_SAMPLE_RATE
+  value: {{ $sidecar.accessLog.sampleRate | quote }}
+{{- $tracing := .Values.tracing }}
+{{- if and $tracing.endpoint $sidecar.tracing }}
+- name: GATEHOUSE_SIDECAR_OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $tracing.endpoint | quote }}
+- name: GATEHOUSE_SIDECAR_OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $tracing.protocol | quote }}
+- name: GATEHOUSE_SIDECAR_OTEL_TRACES_SAMPLER
+  value: {{ $tracing.sampler | quote }}
+- name: GATEHOUSE_SIDECAR_OTEL_TRACES_SAMPLER_ARG
+  value: {{ $tracing.samplerArg | quote }}
+{{- $attributes := printf "service.namespace=%s" .Release.Name }}
+{{- if $tracing.resourceAttributes }}
+{{- $attributes = printf "%s,%s" $attributes $tracing.resourceAttributes }}
+{{- end }}
+- name: GATEHOUSE_SIDECAR_OTEL_RESOURCE_ATTRIBUTES
+  value: {{ $attributes | quote }}
+{{- with $tracing.contentWorkspaces }}
+- name: GATEHOUSE_SIDECAR_GATEHOUSE_TRACE_CONTENT_WORKSPACES
+  value: {{ join "," . | quote }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 

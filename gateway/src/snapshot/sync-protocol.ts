@@ -41,6 +41,36 @@ export const SIDECAR_KEY_HEADER = 'x-gateway-sidecar-key'
 export const SIDECAR_IDENTITY_HEADER = 'x-gateway-sidecar-identity'
 /** The audience of the projected token the sidecar presents. */
 export const SIDECAR_TOKEN_AUDIENCE = 'gatehouse'
+/**
+ * A sidecar's ACKs (body: SnapshotAck without gateway_id; the control plane names it
+ * `sidecar:NAMESPACE/POD`) and usage batches (the ingest route's body), each with the same bearer
+ * token and `?deployment=NAMESPACE/NAME` as its stream.
+ */
+export const SIDECAR_ACK_PATH = '/v1/gateway-sync/sidecar/acks'
+export const SIDECAR_USAGE_PATH = '/v1/gateway-sync/sidecar/usage'
+/**
+ * Sent on the sidecar stream before the first snapshot, sealed like it (context SIDECAR_SETTINGS_EVENT):
+ * the shared-counter settings (`SidecarSettings`) the control plane hands to admitted sidecars, so
+ * that no Redis credential is written into the pod spec.
+ */
+export const SIDECAR_SETTINGS_EVENT = 'sidecar-settings'
+
+/** The Redis connection of the limit and budget counters, in the names of limits/from-env.ts. */
+export interface SidecarSettings {
+  counters: Partial<Record<(typeof SIDECAR_COUNTER_SETTINGS)[number], string>>
+}
+
+/** The settings of limits/from-env.ts a sidecar receives (only these are ever sent). */
+export const SIDECAR_COUNTER_SETTINGS = [
+  'GATEHOUSE_REDIS_URL',
+  'GATEHOUSE_REDIS_SENTINELS',
+  'GATEHOUSE_REDIS_SENTINEL_NAME',
+  'GATEHOUSE_REDIS_CLUSTER_NODES',
+  'GATEHOUSE_REDIS_USERNAME',
+  'GATEHOUSE_REDIS_PASSWORD',
+  'GATEHOUSE_REDIS_TIMEOUT_MS',
+  'GATEHOUSE_LIMITS_KEY_PREFIX',
+] as const
 
 /**
  * Set by the control plane on a 404 for a path it has no route for, so a gateway forwarding admin

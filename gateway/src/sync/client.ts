@@ -6,7 +6,7 @@
  * snapshot.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request } from 'undici'
+import { request, type Dispatcher } from 'undici'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import type { Keyring } from '../snapshot/envelope.ts'
 import { decodeSse } from '../upstream/framing/sse.ts'
@@ -28,6 +28,8 @@ export interface SyncConnection {
   headers: Record<string, string>
   /** Checks the response's headers and returns the keyring its snapshots are sealed with. */
   accept(headers: Record<string, string | string[] | undefined>): Keyring
+  /** Events other than snapshots (the sidecar's settings), with the keyring `accept` returned. */
+  onEvent?(event: string, data: string, opener: Keyring): Promise<void> | void
 }
 
 export interface SnapshotSyncOptions {
@@ -43,8 +45,12 @@ export interface SnapshotSyncOptions {
   logger: SyncLogger
   initialBackoffMs?: number
   maxBackoffMs?: number
-  /** Replaces the token/keyring connection; such gateways do not ACK (they have no gateway token). */
+  /** Replaces the token/keyring connection (sidecars: no gateway token, no shared keyring). */
   connect?: (after: number) => Promise<SyncConnection>
+  /** Carries the stream (a sidecar's: with the control plane's CA); the global one when absent. */
+  dispatcher?: Dispatcher
+  /** Replaces the ACK request of the gateway token (sidecars ACK with their own credential). */
+  acknowledge?: (ack: SnapshotAck) => Promise<void>
 }
 
 export interface SnapshotSync {
@@ -67,15 +73,17 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
   let markFirst: () => void = () => undefined
   const firstApplied = new Promise<void>((resolve) => (markFirst = resolve))
 
+  const send = options.acknowledge ?? (async (ack: SnapshotAck): Promise<void> => {
+    const response = await request(`${base}${SYNC_ACK_PATH}`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify(ack),
+    })
+    await response.body.dump()
+  })
   const acknowledge = async (ack: SnapshotAck): Promise<void> => {
-    if (options.connect) return
     try {
-      const response = await request(`${base}${SYNC_ACK_PATH}`, {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/json' },
-        body: JSON.stringify(ack),
-      })
-      await response.body.dump()
+      await send(ack)
     } catch (error) {
       logger.warn({ err: error, generation: ack.generation }, 'could not report the snapshot result to the control plane')
     }
@@ -118,6 +126,7 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
     const response = await request(connection.url, {
       headers: { ...connection.headers, accept: 'text/event-stream' },
       signal: current.signal,
+      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
       // The stream is long-lived; heartbeats keep it below this idle bound.
       bodyTimeout: 3 * 10_000,
     })
@@ -130,6 +139,7 @@ export function startSnapshotSync(options: SnapshotSyncOptions): SnapshotSync {
     logger.info({ after }, 'subscribed to the control plane')
     for await (const event of decodeSse(response.body)) {
       if (event.event === SNAPSHOT_EVENT) await handle(event.data, opener)
+      else if (event.event !== undefined) await connection.onEvent?.(event.event, String(event.data), opener)
     }
   }
 

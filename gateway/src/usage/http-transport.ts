@@ -10,20 +10,25 @@ import type { UsageTransport } from './shipper.ts'
 
 export interface HttpUsageTransportOptions {
   controlPlaneUrl: string
-  token: string
+  /** The gateway token; or, for a sidecar, a function reading its current ServiceAccount token. */
+  token: string | (() => Promise<string>)
+  /** The ingest route and its query (default USAGE_INGEST_PATH; sidecars use SIDECAR_USAGE_PATH). */
+  path?: string
+  /** TLS settings for the control plane (its CA): connections are made with these. */
+  connect?: { ca?: string }
   timeoutMs?: number
   onRefused?: (status: number, body: string) => void
 }
 
 export function httpUsageTransport(options: HttpUsageTransportOptions): { transport: UsageTransport; close(): Promise<void> } {
-  const url = `${options.controlPlaneUrl.replace(/\/$/, '')}${USAGE_INGEST_PATH}`
+  const url = `${options.controlPlaneUrl.replace(/\/$/, '')}${options.path ?? USAGE_INGEST_PATH}`
   const timeoutMs = options.timeoutMs ?? 10_000
-  const dispatcher = new Agent({ connections: 2, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
-  const authorization = `Bearer ${options.token}`
+  const dispatcher = new Agent({ connections: 2, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, ...(options.connect ? { connect: options.connect } : {}) })
+  const token = options.token
   const transport: UsageTransport = async (body) => {
     const response = await request(url, {
       method: 'POST',
-      headers: { authorization, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${typeof token === 'string' ? token : await token()}`, 'content-type': 'application/json' },
       body,
       dispatcher,
       signal: AbortSignal.timeout(timeoutMs),

@@ -19,6 +19,7 @@ import { GatewayRegistry } from '../distribution/gateway-registry.ts'
 import { SnapshotPublisher } from '../distribution/publisher.ts'
 import { registerSyncRoutes } from '../distribution/sync-routes.ts'
 import { registerSidecarRoutes, type SidecarAdmission } from '../sidecar/routes.ts'
+import { sidecarSettingsFromEnv } from '../sidecar/settings.ts'
 import { registerUsageIngestRoute } from '../distribution/usage-routes.ts'
 import { ensureBootstrapAdminKey, ensureOrganization } from '../identity/bootstrap.ts'
 import { applyFileSet, watchFileSet, type FileSetWatch } from '../resources/file-set.ts'
@@ -137,7 +138,14 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       registerUsageIngestRoute(adminApp, { store, gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
     }
     if (options.sidecars) {
-      registerSidecarRoutes(adminApp, { ...options.sidecars, deployments, onError: (error, message) => logger.warn({ err: error }, message) })
+      registerSidecarRoutes(adminApp, {
+        ...options.sidecars,
+        deployments,
+        registry,
+        store,
+        settings: sidecarSettingsFromEnv(env),
+        onError: (error, message) => logger.warn({ err: error }, message),
+      })
     }
     registerProbes(adminApp, store)
     await adminApp.ready()

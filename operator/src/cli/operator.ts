@@ -116,7 +116,8 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
   let webhookServer: Awaited<ReturnType<typeof startWebhook>> | null = null
   if (webhook) {
     try {
-      webhookServer = await startWebhook(client, leaseNamespace, webhook, logger)
+      // Sidecars reach the control plane over the webhook's TLS (an https GATEHOUSE_SIDECAR_CONTROL_PLANE_URL).
+      webhookServer = await startWebhook(client, leaseNamespace, webhook, logger, (request, response) => controlPlane.adminApp.routing(request, response))
       logger.info({ url: webhookServer.url }, 'sidecar injection webhook is serving')
     } catch (error) {
       await reporter.stop()

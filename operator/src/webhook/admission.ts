@@ -17,6 +17,8 @@ export interface AdmissionDeps {
   resolveBinding(namespace: string, name: string): Promise<ResolvedBinding | null>
   /** The namespace's annotations (a namespace may choose the Deployment for all its pods). */
   namespaceAnnotations(namespace: string): Promise<Record<string, string>>
+  /** The CA bundle an https control plane is verified with (the webhook's own); null when unknown. */
+  controlPlaneCa?: () => string | null
 }
 
 interface AdmissionRequest {
@@ -75,7 +77,9 @@ export async function admit(request: AdmissionRequest, deps: AdmissionDeps): Pro
     return refuse(`${ANNOTATIONS.deployment}: the sidecar binding of ${what} does not admit service account ${namespace}/${serviceAccount}`)
   }
   try {
-    const patch = injectionPatch(pod, { annotations, deploymentRef: `${target.namespace}/${target.name}`, settings: deps.settings })
+    const controlPlaneCa = deps.settings.controlPlaneUrl.startsWith('https:') ? (deps.controlPlaneCa?.() ?? null) : null
+    if (deps.settings.controlPlaneUrl.startsWith('https:') && controlPlaneCa === null) throw new AdmissionUnavailable('the control plane is served over TLS, but its CA bundle is not known yet')
+    const patch = injectionPatch(pod, { annotations, deploymentRef: `${target.namespace}/${target.name}`, settings: deps.settings, controlPlaneCa })
     return { ...allow, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') }
   } catch (error) {
     if (error instanceof InjectionRefused) return refuse(error.message)

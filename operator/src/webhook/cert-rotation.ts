@@ -21,6 +21,8 @@ import { DAYS, issueCa, issueServingCertificate, remainingValidityMs, servesName
 export interface CertificateSource {
   /** The serving certificate now (after start()). */
   current(): KeyAndCertificate
+  /** The CA bundle clients verify it with (PEM), when known: sidecars get it to verify the control plane. */
+  caBundle(): string | null
   /** Loads or creates the certificate, then checks every `checkIntervalMs`; `onChange` after a renewal. */
   start(onChange: (certificate: KeyAndCertificate) => void): Promise<void>
   /** One check now (tests, and the timer). */
@@ -167,6 +169,7 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
       if (!current) throw new Error('the webhook certificate is not loaded yet')
       return current.serving
     },
+    caBundle: () => current?.caBundle ?? null,
     async start(onChange) {
       await check()
       notify = onChange
@@ -182,11 +185,18 @@ export function selfManagedCertificates(options: SelfManagedOptions): Certificat
 
 export function fileCertificates(directory: string, options: { checkIntervalMs?: number; onError?: (error: unknown) => void } = {}): CertificateSource {
   let current: KeyAndCertificate | null = null
+  let caBundle: string | null = null
   let timer: NodeJS.Timeout | null = null
   let notify: (certificate: KeyAndCertificate) => void = () => undefined
   const check = async (): Promise<void> => {
-    const [certificate, key] = await Promise.all([readFile(join(directory, 'tls.crt'), 'utf8'), readFile(join(directory, 'tls.key'), 'utf8')])
+    const [certificate, key, ca] = await Promise.all([
+      readFile(join(directory, 'tls.crt'), 'utf8'),
+      readFile(join(directory, 'tls.key'), 'utf8'),
+      // cert-manager writes the issuer's CA beside the pair; absent with some issuers.
+      readFile(join(directory, 'ca.crt'), 'utf8').catch(() => null),
+    ])
     new X509Certificate(certificate) // throws on a half-written file: keep the previous one
+    caBundle = ca
     if (current?.certificate === certificate && current.key === key) return
     current = { certificate, key }
     notify(current)
@@ -196,6 +206,7 @@ export function fileCertificates(directory: string, options: { checkIntervalMs?:
       if (!current) throw new Error('the webhook certificate is not loaded yet')
       return current
     },
+    caBundle: () => caBundle,
     async start(onChange) {
       await check()
       notify = onChange

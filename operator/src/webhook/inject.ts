@@ -16,6 +16,8 @@ export const ANNOTATIONS = {
   cpu: 'gatehouse.dev/cpu',
   memory: 'gatehouse.dev/memory',
   memoryLimit: 'gatehouse.dev/memory-limit',
+  accessLog: 'gatehouse.dev/access-log',
+  accessLogSampleRate: 'gatehouse.dev/access-log-sample-rate',
   injected: 'gatehouse.dev/injected',
 } as const
 export const SIDECAR_CONTAINER = 'gatehouse-sidecar'
@@ -39,9 +41,31 @@ export interface SidecarSettings {
   healthPort: number
   defaultLogLevel: string
   resources: { cpu: string; memory: string; memoryLimit: string }
+  /** Tracing and access-log variables every sidecar gets (webhook/settings.ts; never a secret). */
+  telemetryEnv: EnvVar[]
 }
 
-interface EnvVar {
+/**
+ * The telemetry settings a sidecar may be given, in the gateway's own names: where traces go and how
+ * they are sampled, and the access log. Not OTEL_EXPORTER_OTLP_HEADERS: it may carry a collector's
+ * credential, and nothing secret is written into a pod spec.
+ */
+export const SIDECAR_TELEMETRY_SETTINGS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_PROPAGATORS',
+  'GATEHOUSE_TRACE_CONTENT_WORKSPACES',
+  'GATEHOUSE_ACCESS_LOG',
+  'GATEHOUSE_ACCESS_LOG_LEVEL',
+  'GATEHOUSE_ACCESS_LOG_SAMPLE_RATE',
+] as const
+
+export interface EnvVar {
   name: string
   value?: string
   valueFrom?: unknown
@@ -78,6 +102,8 @@ export interface InjectionOptions {
   /** `namespace/name` of the Gatehouse Deployment, already checked to exist and admit the pod. */
   deploymentRef: string
   settings: SidecarSettings
+  /** The CA bundle (PEM) of an https control plane; written into the sidecar (a CA is public). */
+  controlPlaneCa?: string | null
 }
 
 /** Reads and checks the annotations; throws InjectionRefused with a message naming the one at fault. */
@@ -95,9 +121,24 @@ export function sidecarOptions(pod: Pod, annotations: Record<string, string>, se
     if (!QUANTITY.test(value)) throw new InjectionRefused(`${annotation}: '${value}' is not a resource quantity (e.g. 50m, 64Mi)`)
     return value
   }
+  // The chart's telemetry settings, then the pod's access-log annotations over them (the values the
+  // sidecar accepts for GATEHOUSE_ACCESS_LOG and _SAMPLE_RATE, gateway/src/telemetry/access-log.ts).
+  const telemetry = new Map(settings.telemetryEnv.map((variable) => [variable.name, variable.value ?? '']))
+  const accessLog = annotations[ANNOTATIONS.accessLog]
+  if (accessLog !== undefined) {
+    if (accessLog !== 'true' && accessLog !== 'false') throw new InjectionRefused(`${ANNOTATIONS.accessLog}: must be true or false, got '${accessLog}'`)
+    telemetry.set('GATEHOUSE_ACCESS_LOG', accessLog)
+  }
+  const sampleRate = annotations[ANNOTATIONS.accessLogSampleRate]
+  if (sampleRate !== undefined) {
+    const rate = sampleRate.trim() === '' ? NaN : Number(sampleRate)
+    if (!(rate >= 0 && rate <= 1)) throw new InjectionRefused(`${ANNOTATIONS.accessLogSampleRate}: must be a number from 0 to 1, got '${sampleRate}'`)
+    telemetry.set('GATEHOUSE_ACCESS_LOG_SAMPLE_RATE', sampleRate)
+  }
   return {
     port,
     logLevel,
+    telemetryEnv: [...telemetry].map(([name, value]) => ({ name, value })),
     cpu: quantity(ANNOTATIONS.cpu, settings.resources.cpu),
     memory: quantity(ANNOTATIONS.memory, settings.resources.memory),
     memoryLimit: quantity(ANNOTATIONS.memoryLimit, settings.resources.memoryLimit),
@@ -119,6 +160,7 @@ export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<t
     command: ['node', 'operator/bin/gatehouse.js', 'sidecar'],
     env: [
       { name: 'GATEHOUSE_CONTROL_PLANE_URL', value: settings.controlPlaneUrl },
+      ...(options.controlPlaneCa ? [{ name: 'GATEHOUSE_CONTROL_PLANE_CA', value: options.controlPlaneCa }] : []),
       { name: 'GATEHOUSE_SIDECAR_DEPLOYMENT', value: options.deploymentRef },
       { name: 'GATEHOUSE_SIDECAR_TOKEN_FILE', value: `${TOKEN_DIRECTORY}/token` },
       { name: 'GATEHOUSE_SNAPSHOT_CACHE', value: CACHE_DIRECTORY },
@@ -129,6 +171,7 @@ export function sidecarContainer(options: InjectionOptions, chosen: ReturnType<t
       { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      ...chosen.telemetryEnv,
     ],
     ports: [{ name: 'gh-health', containerPort: settings.healthPort, protocol: 'TCP' }],
     resources: { requests: { cpu: chosen.cpu, memory: chosen.memory }, limits: { memory: chosen.memoryLimit } },

@@ -2,14 +2,20 @@
  * The webhook's HTTPS listener: POST /mutate-pods with an AdmissionReview, answered with an
  * AdmissionReview of the same version. The certificate comes from a CertificateSource and is
  * swapped in place when it is renewed (no restart, connections in flight keep theirs).
+ *
+ * It also serves the sidecars' routes (stream, ACKs, usage; SIDECAR_ROUTES_PREFIX) over the same
+ * TLS, handed to the control plane's app: sidecars reach the control plane through the webhook
+ * Service and verify it with the CA the webhook writes into their env.
  */
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { admit, AdmissionUnavailable, type AdmissionDeps } from './admission.ts'
 import type { CertificateSource } from './cert-rotation.ts'
 
 export const MUTATE_PATH = '/mutate-pods'
+/** The sidecar routes (gateway/src/snapshot/sync-protocol.ts: SIDECAR_*_PATH). */
+export const SIDECAR_ROUTES_PREFIX = '/v1/gateway-sync/sidecar/'
 const MAX_BODY_BYTES = 4 * 1024 * 1024
 
 export interface WebhookLogger {
@@ -33,7 +39,17 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-export async function serveWebhook(options: { host: string; port: number; certificates: CertificateSource; deps: AdmissionDeps; logger: WebhookLogger }): Promise<WebhookServer> {
+export interface WebhookServerOptions {
+  host: string
+  port: number
+  certificates: CertificateSource
+  deps: AdmissionDeps
+  logger: WebhookLogger
+  /** Serves the sidecar routes (the control plane app's `routing`); without it they are 404. */
+  sidecarRoutes?: (request: IncomingMessage, response: ServerResponse) => void
+}
+
+export async function serveWebhook(options: WebhookServerOptions): Promise<WebhookServer> {
   const { certificates, deps, logger } = options
   let server: Server | null = null
   await certificates.start((certificate) => {
@@ -46,7 +62,9 @@ export async function serveWebhook(options: { host: string; port: number; certif
       response.writeHead(status, { 'content-type': 'application/json' })
       response.end(JSON.stringify(body))
     }
-    if (request.method !== 'POST' || request.url?.split('?')[0] !== MUTATE_PATH) return answer(404, { message: 'not found' })
+    const path = request.url?.split('?')[0] ?? ''
+    if (options.sidecarRoutes && path.startsWith(SIDECAR_ROUTES_PREFIX)) return options.sidecarRoutes(request, response)
+    if (request.method !== 'POST' || path !== MUTATE_PATH) return answer(404, { message: 'not found' })
     void (async () => {
       let review: { apiVersion?: string; kind?: string; request?: Parameters<typeof admit>[0] }
       try {

@@ -11,8 +11,18 @@
  *   GATEHOUSE_SIDECAR_CONTROL_PLANE_URL   the control plane as pods reach it (required with the webhook)
  *   GATEHOUSE_SIDECAR_PORT, GATEHOUSE_SIDECAR_HEALTH_PORT, GATEHOUSE_SIDECAR_LOG_LEVEL,
  *   GATEHOUSE_SIDECAR_CPU, GATEHOUSE_SIDECAR_MEMORY, GATEHOUSE_SIDECAR_MEMORY_LIMIT   defaults per pod
+ *   GATEHOUSE_SIDECAR_<NAME>              for each NAME of SIDECAR_TELEMETRY_SETTINGS (OTEL_EXPORTER_OTLP_ENDPOINT,
+ *                                         OTEL_TRACES_SAMPLER, GATEHOUSE_ACCESS_LOG, ...): written as NAME into every sidecar
  */
-import type { SidecarSettings } from './inject.ts'
+import { SIDECAR_TELEMETRY_SETTINGS, type EnvVar, type SidecarSettings } from './inject.ts'
+
+/** The sidecars' tracing and access-log variables, from the operator's GATEHOUSE_SIDECAR_<NAME>. */
+export function sidecarTelemetryEnv(env: NodeJS.ProcessEnv): EnvVar[] {
+  return SIDECAR_TELEMETRY_SETTINGS.flatMap((name) => {
+    const value = env[`GATEHOUSE_SIDECAR_${name}`]
+    return value ? [{ name, value }] : []
+  })
+}
 
 export interface WebhookSettings {
   host: string
@@ -60,6 +70,7 @@ export function webhookSettings(env: NodeJS.ProcessEnv, namespace: string): Webh
         memory: env.GATEHOUSE_SIDECAR_MEMORY || '64Mi',
         memoryLimit: env.GATEHOUSE_SIDECAR_MEMORY_LIMIT || '160Mi',
       },
+      telemetryEnv: sidecarTelemetryEnv(env),
     },
   }
 }

@@ -7,8 +7,8 @@
  * The path is signed as the transport sends it (already percent-encoded, e.g. a Bedrock model id
  * with `%3A`); SigV4 for services other than S3 encodes it once more, as the AWS SDKs do.
  */
-import { Sha256 } from '@aws-crypto/sha256-js'
-import { SignatureV4 } from '@smithy/signature-v4'
+import type * as AwsSha256 from '@aws-crypto/sha256-js'
+import type * as SmithySignatureV4 from '@smithy/signature-v4'
 import { GatewayError } from '../../core/errors.ts'
 import type { SecretBag } from '../../core/secret.ts'
 import { registerSigner, type Signer } from './index.ts'
@@ -28,9 +28,20 @@ export interface AwsSigningKey {
   service: string
 }
 
+/**
+ * The smithy signer and its hash, loaded on the first signature: only AWS providers use them, and
+ * every gateway (a sidecar above all) would otherwise pay their start-up time and memory.
+ */
+let awsSigning: Promise<[typeof SmithySignatureV4, typeof AwsSha256]> | null = null
+function loadAwsSigning() {
+  awsSigning ??= Promise.all([import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')])
+  return awsSigning
+}
+
 /** The headers to add to `request` so that AWS accepts it. `now` fixes the signing time (tests). */
 export async function signAwsRequest(request: AwsRequestToSign, key: AwsSigningKey, now: Date = new Date()): Promise<Record<string, string>> {
   const url = typeof request.url === 'string' ? new URL(request.url) : request.url
+  const [{ SignatureV4 }, { Sha256 }] = await loadAwsSigning()
   const signer = new SignatureV4({
     service: key.service,
     region: key.region,
