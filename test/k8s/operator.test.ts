@@ -25,8 +25,8 @@ import type { Store } from '../../operator/src/store/index.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
-import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
-import { installCrds, repoRoot } from './kube.ts'
+import { requireTools, type ApiServerConnection } from './apiserver.ts'
+import { sharedApiServer } from './shared.ts'
 
 const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl'])
 const backends = await testBackends()
@@ -40,7 +40,7 @@ const GATEWAY_TOKEN = randomBytes(24).toString('base64url')
 const ADMIN_KEY = generateApiKey('admin')
 const WAIT_MS = 20_000
 
-let server: TestApiServer
+let server: ApiServerConnection
 let custom: CustomObjectsApi
 let core: CoreV1Api
 let directory: string
@@ -160,13 +160,12 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-operator-'))
-    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-first', 'sk-rotated'] })])
-    server = started
+    server = sharedApiServer()
+    const [opened, sim] = await Promise.all([postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-first', 'sk-rotated'] })])
     store = opened.store
     dispose = opened.dispose
     databaseUrl = opened.url!
     simulator = sim
-    await installCrds(server, join(repoRoot, 'crds/generated'))
     core = server.kubeConfig.makeApiClient(CoreV1Api)
     custom = server.kubeConfig.makeApiClient(CustomObjectsApi)
     await core.createNamespace({ body: { metadata: { name: NAMESPACE } } })
@@ -179,7 +178,6 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
   afterAll(async () => {
     await Promise.all(gateways.map((gateway) => gateway.stop()))
     await Promise.all(operators.map((operator) => operator.stop()))
-    await server?.stop()
     await dispose?.()
     await simulator?.close()
     if (directory) await rm(directory, { recursive: true, force: true })

@@ -99,6 +99,12 @@ function metricsPort(value: string | undefined, env: NodeJS.ProcessEnv): number 
   return metricsPortSetting(value ?? env.GATEHOUSE_METRICS_PORT)
 }
 
+/** The control plane has no data-plane port: its /metrics always listens on a port of its own. */
+function controlPlaneMetricsPort(port: number | 'data'): number {
+  if (port === 'data') throw new Error("the control plane serves /metrics on its own port only: set GATEHOUSE_METRICS_PORT to a port number, not 'data'")
+  return port
+}
+
 function serverOptions(argv: string[], defaultPort: number) {
   const { values } = parseArgs({
     args: argv,
@@ -152,20 +158,20 @@ async function start(argv: string[]): Promise<void> {
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
   const tracing = await startProcessTracing('gatehouse-control-plane')
-  const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
+  const { metricsPort: port, ...options } = serverOptions(argv, 8788)
   const { serveControlPlane } = await import('./control-plane.ts')
-  const service = await serveControlPlane({ ...options, logger })
+  const service = await serveControlPlane({ ...options, metricsPort: controlPlaneMetricsPort(port), logger })
   announceAdminKey(service.generatedAdminKey)
-  logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
+  logger.info({ url: service.url, metricsUrl: service.metricsUrl, generation: service.publisher.latest?.generation }, 'control plane is serving')
   stopOnSignals(service, logger, tracing)
 }
 
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
   const tracing = await startProcessTracing('gatehouse-operator')
-  const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
+  const { metricsPort: port, ...options } = serverOptions(argv, 8788)
   const { runOperator } = await import('./operator.ts')
-  const service = await runOperator({ ...options, logger })
+  const service = await runOperator({ ...options, metricsPort: controlPlaneMetricsPort(port), logger })
   announceAdminKey(service.generatedAdminKey)
   stopOnSignals(service, logger, tracing)
 }
