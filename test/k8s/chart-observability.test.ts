@@ -255,6 +255,8 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
       Object.entries(selector.matchLabels).every(([key, value]) => labels[key] === value) &&
       selector.matchExpressions.every((expression) => expression.operator === 'In' && expression.values.includes(labels[expression.key] ?? ''))
 
+    // Break tried: the monitors' component selector back to [gateway] only made the last two
+    // checks fail (the operator was not scraped).
     // Each component's Service and pods carry a port named `metrics` on its metrics port (the
     // operator's is not its admin API port), and both monitors select exactly those two components.
     type Workload = Manifest & { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ ports: Array<{ name: string; containerPort: number }>; env: Array<{ name: string; value?: string }> }> } } } }
