@@ -39,8 +39,9 @@ Tools:
 Options for start, control-plane, operator and gateway:
   --host HOST          address to listen on (default 127.0.0.1; gateway: GATEHOUSE_HOST)
   --port PORT          port to listen on (default 8787; control-plane 8788; gateway: GATEHOUSE_PORT)
-  --metrics-port PORT  start and gateway: port of GET /metrics (default GATEHOUSE_METRICS_PORT or
-                       9464; 'data' serves it on the data-plane port)
+  --metrics-port PORT  port of GET /metrics (default GATEHOUSE_METRICS_PORT or 9464); start and
+                       gateway: 'data' serves it on the data-plane port; control-plane and
+                       operator: always a port of its own
   --data-dir DIR       where the embedded database and local secrets live (default .data)
   -f, --file F         resources YAML (Workspace, Provider, Config, v1/Secret); repeatable. Under
                        start, edits to these files are applied while it runs.
