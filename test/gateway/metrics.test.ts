@@ -15,6 +15,7 @@ import { limiterFromEnv, limitsStage, UsageShipper, type LimiterSetup } from '@g
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { startTestGateway, WORKSPACE_ID, type TestGateway } from '../helpers/gateway.ts'
+import { pollUntil } from '../helpers/processes.ts'
 import { toolPath } from '../k8s/apiserver.ts'
 import { allSamples, parsePrometheusText, samplesOf, sumOf, type Family } from '../helpers/prometheus-text.ts'
 
@@ -135,6 +136,24 @@ describe('metrics after real traffic', () => {
       expect(family.help, family.name).not.toBe('')
       expect(family.type, family.name).not.toBe('untyped')
     }
+  })
+
+  it('reports a provider used only by direct routes in the breaker and in-flight gauges', async () => {
+    // Only direct routes have reached `primary` so far (the configs come in later tests).
+    // Break tried: dropping the direct branch's retryBudget.enter() (pipeline/stages/dispatch.ts)
+    // left no primary sample in either gauge: the in-flight poll below timed out.
+    primary.script({ firstByteDelayMs: 400 })
+    const slow = client().chat.completions.create(chat)
+    let during: Map<string, Family> | undefined
+    await pollUntil(async () => {
+      during = await scrape()
+      return sumOf(during, 'gatehouse_upstream_active_requests', { provider: 'primary' }) === 1
+    }, 5_000, 20)
+    await slow
+    const after = await scrape()
+    expect(samplesOf(during!, 'gatehouse_upstream_circuit_breakers', { provider: 'primary', state: 'closed' }).map((sample) => sample.value)).toEqual([1])
+    expect(samplesOf(after, 'gatehouse_upstream_active_requests', { provider: 'primary' }).map((sample) => sample.value)).toEqual([0])
+    expect(sumOf(after, 'gatehouse_upstream_retrying_requests', { provider: 'primary' })).toBe(0)
   })
 
   it('counts a 429 from a rate limit as a refusal of the workspace', async () => {

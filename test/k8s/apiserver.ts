@@ -43,13 +43,17 @@ export function requireTools(names: readonly string[]): ToolCheck {
   return { available: false, reason }
 }
 
-export interface TestApiServer {
+/** How a suite reaches an API server (its own, or the shared one of shared.ts). */
+export interface ApiServerConnection {
   /** https://127.0.0.1:<port> */
   url: string
   kubeconfigPath: string
   kubeConfig: KubeConfig
   /** Bearer token of the admin user (system:masters). */
   token: string
+}
+
+export interface TestApiServer extends ApiServerConnection {
   stop(): Promise<void>
 }
 

@@ -8,7 +8,8 @@
  *    exports (read from a real gateway's /metrics; runs without the tools); the ConfigMap carries
  *    the sidecar's label and the same JSON, whose expressions pass promtool's parser;
  *  - the gateway's own exposition passes `promtool check metrics` (naming conventions);
- *  - ServiceMonitor and PodMonitor select the gateway's metrics port.
+ *  - ServiceMonitor and PodMonitor select the gateway's and the operator's metrics ports (their own
+ *    port, named `metrics`, never the data-plane or admin API port).
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -242,13 +243,45 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
     expect(findings).toEqual([])
   })
 
-  it('scrapes the gateway metrics port with a ServiceMonitor or a PodMonitor', () => {
+  it('scrapes the gateway and operator metrics ports with a ServiceMonitor or a PodMonitor', () => {
     const [serviceMonitor] = byKind('ServiceMonitor')
     const [podMonitor] = byKind('PodMonitor')
-    expect((serviceMonitor!.spec as { endpoints: Array<{ port: string; path: string }> }).endpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' })
-    const pod = podMonitor!.spec as { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string; path: string }> }
-    expect(pod.podMetricsEndpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' })
-    expect(pod.selector.matchLabels['app.kubernetes.io/component']).toBe('gateway')
+    interface Selector { matchLabels: Record<string, string>; matchExpressions: Array<{ key: string; operator: string; values: string[] }> }
+    const service = serviceMonitor!.spec as { selector: Selector; endpoints: Array<{ port: string; path: string }> }
+    const pod = podMonitor!.spec as { selector: Selector; podMetricsEndpoints: Array<{ port: string; path: string }> }
+    expect(service.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })])
+    expect(pod.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })])
+    const selects = (selector: Selector, labels: Record<string, string>): boolean =>
+      Object.entries(selector.matchLabels).every(([key, value]) => labels[key] === value) &&
+      selector.matchExpressions.every((expression) => expression.operator === 'In' && expression.values.includes(labels[expression.key] ?? ''))
+
+    // Break tried: the monitors' component selector back to [gateway] only made the last two
+    // checks fail (the operator was not scraped).
+    // Each component's Service and pods carry a port named `metrics` on its metrics port (the
+    // operator's is not its admin API port), and both monitors select exactly those two components.
+    type Workload = Manifest & { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ ports: Array<{ name: string; containerPort: number }>; env: Array<{ name: string; value?: string }> }> } } } }
+    type Service = Manifest & { spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number; targetPort: string }> } }
+    const deployments = byKind('Deployment') as Workload[]
+    const services = byKind('Service') as Service[]
+    const scraped = { service: new Set<string>(), pod: new Set<string>() }
+    for (const component of ['gateway', 'operator']) {
+      const deployment = deployments.find((d) => d.spec.template.metadata.labels['app.kubernetes.io/component'] === component)!
+      const [container] = deployment.spec.template.spec.containers
+      const metricsPort = container!.ports.find((port) => port.name === 'metrics')!.containerPort
+      expect(metricsPort, component).toBe(9464)
+      expect(container!.ports.find((port) => port.name === 'http')!.containerPort).not.toBe(metricsPort)
+      expect(container!.env.find((variable) => variable.name === 'GATEHOUSE_METRICS_PORT')?.value, component).toBe(String(metricsPort))
+      const svc = services.find((candidate) => candidate.metadata.labels?.['app.kubernetes.io/component'] === component && candidate.spec.ports.some((port) => port.name === 'http'))!
+      expect(svc.spec.ports.find((port) => port.name === 'metrics'), component).toMatchObject({ port: metricsPort, targetPort: 'metrics' })
+      if (selects(service.selector, svc.metadata.labels!)) scraped.service.add(component)
+      if (selects(pod.selector, deployment.spec.template.metadata.labels)) scraped.pod.add(component)
+    }
+    expect([...scraped.service]).toEqual(['gateway', 'operator'])
+    expect([...scraped.pod]).toEqual(['gateway', 'operator'])
+    // No other workload (PostgreSQL, Redis) is selected.
+    for (const other of deployments.filter((d) => !['gateway', 'operator'].includes(d.spec.template.metadata.labels['app.kubernetes.io/component'] ?? ''))) {
+      expect(selects(pod.selector, other.spec.template.metadata.labels), other.metadata.name).toBe(false)
+    }
   })
 })
 

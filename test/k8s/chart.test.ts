@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
-import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
+import { requireTools, type ApiServerConnection } from './apiserver.ts'
 import { installCrds, kubectl, repoRoot, runTool } from './kube.ts'
+import { sharedApiServer } from './shared.ts'
 
 const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl', 'helm'])
 const CHART = path.join(repoRoot, 'charts/gatehouse')
@@ -60,14 +61,14 @@ function helm(args: string[]) {
 }
 
 describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped: ${tools.reason})`}`, () => {
-  let server: TestApiServer
+  let server: ApiServerConnection
   let workDir: string
 
   beforeAll(async () => {
     workDir = await mkdtemp(path.join(tmpdir(), 'gatehouse-chart-'))
-    server = await startApiServer()
-    // What `helm install` does first: the chart's crds/ folder.
-    await installCrds(server, path.join(CHART, 'crds'))
+    // The shared server has crds/generated installed: what `helm install` applies first, as the
+    // chart's crds/ folder equals it (checked below).
+    server = sharedApiServer()
     const foreign = path.join(workDir, 'foreign-crds')
     await writeFile(`${foreign}.yaml`, foreignCrdYaml())
     await installCrds(server, `${foreign}.yaml`)
@@ -76,7 +77,6 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
   })
 
   afterAll(async () => {
-    await server?.stop()
     if (workDir) await rm(workDir, { recursive: true, force: true })
   })
 

@@ -4,31 +4,28 @@
  * every field of every kind carries a description in the published OpenAPI and `kubectl explain`.
  */
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { crdManifests, GROUP, VERSION, type KindDefinition, kindDefinitions } from '../../crds/src/index.ts'
 import { baseline, invalidCases, invalidObject } from '../../crds/src/testdata/cases.ts'
-import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
-import { apiErrorMessage, installCrds, kubectl, readYamlDir, repoRoot } from './kube.ts'
+import { requireTools, type ApiServerConnection } from './apiserver.ts'
+import { apiErrorMessage, kubectl, readYamlDir, repoRoot } from './kube.ts'
+import { sharedApiServer } from './shared.ts'
 
 const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl'])
 const NAMESPACE = 'gatehouse-crds'
 const pluralOf = new Map(kindDefinitions.map((d: KindDefinition) => [d.kind, d.plural]))
 
 describe.skipIf(!tools.available)(`CRDs on kube-apiserver${tools.available ? '' : ` (skipped: ${tools.reason})`}`, () => {
-  let server: TestApiServer
+  let server: ApiServerConnection
   let custom: CustomObjectsApi
 
   beforeAll(async () => {
-    server = await startApiServer()
-    // Install what is committed (the stale test proves it equals the schema source).
-    await installCrds(server, path.join(repoRoot, 'crds/generated'))
+    // The shared server's global setup installed what is committed (the stale test proves it
+    // equals the schema source) and waited until every CRD was Established.
+    server = sharedApiServer()
     await server.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } })
     custom = server.kubeConfig.makeApiClient(CustomObjectsApi)
-  })
-
-  afterAll(async () => {
-    await server?.stop()
   })
 
   const create = (obj: Record<string, unknown>, dryRun?: 'All') =>

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { parseAllDocuments } from 'yaml'
 import { ApiException } from '@kubernetes/client-node'
-import { toolPath, type TestApiServer } from './apiserver.ts'
+import { toolPath, type ApiServerConnection } from './apiserver.ts'
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const execFileAsync = promisify(execFile)
@@ -33,7 +33,7 @@ export async function runTool(name: string, args: string[], env: Record<string, 
   }
 }
 
-export function kubectl(server: TestApiServer, args: string[]): Promise<ToolResult> {
+export function kubectl(server: ApiServerConnection, args: string[]): Promise<ToolResult> {
   return runTool('kubectl', ['--kubeconfig', server.kubeconfigPath, ...args])
 }
 
@@ -55,7 +55,7 @@ export async function readYamlDir(dir: string): Promise<Array<{ file: string; ob
  * waits until the API server serves them. Not through client-node's typed CRD client: its model
  * serializer drops keys it does not map (`enum`, `x-kubernetes-validations`) above `items`.
  */
-export async function installCrds(server: TestApiServer, dir: string): Promise<void> {
+export async function installCrds(server: ApiServerConnection, dir: string): Promise<void> {
   const applied = await kubectl(server, ['apply', '--server-side', '-f', dir])
   if (applied.code !== 0) throw new Error(`kubectl apply ${dir}: ${applied.stderr}`)
   const timeout = `--timeout=${CRD_ESTABLISH_TIMEOUT_MS / 1000}s`

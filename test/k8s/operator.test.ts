@@ -25,8 +25,9 @@ import type { Store } from '../../operator/src/store/index.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
-import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
-import { installCrds, repoRoot } from './kube.ts'
+import { parsePrometheusText, samplesOf, sumOf } from '../helpers/prometheus-text.ts'
+import { requireTools, type ApiServerConnection } from './apiserver.ts'
+import { sharedApiServer } from './shared.ts'
 
 const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl'])
 const backends = await testBackends()
@@ -40,7 +41,7 @@ const GATEWAY_TOKEN = randomBytes(24).toString('base64url')
 const ADMIN_KEY = generateApiKey('admin')
 const WAIT_MS = 20_000
 
-let server: TestApiServer
+let server: ApiServerConnection
 let custom: CustomObjectsApi
 let core: CoreV1Api
 let directory: string
@@ -83,11 +84,11 @@ async function startGateway(id: string, controlPlaneUrl: string): Promise<string
   return (await gateway.waitForLog((entry) => entry.msg === 'gateway is serving')).url!
 }
 
-async function startOperator(identity: string): Promise<{ process: GatehouseProcess; url: string }> {
+async function startOperator(identity: string): Promise<{ process: GatehouseProcess; url: string; metricsUrl: string }> {
   const process = startGatehouse(['operator', '--port', '0', '--data-dir', join(directory, identity)], operatorEnv(identity))
   operators.push(process)
   const line = await process.waitForLog((entry) => entry.msg === 'operator is serving')
-  return { process, url: line.url! }
+  return { process, url: line.url!, metricsUrl: line.metricsUrl as string }
 }
 
 const plural = { Workspace: 'workspaces', Provider: 'providers', Config: 'configs', Guardrail: 'guardrails', RateLimitPolicy: 'ratelimitpolicies' } as const
@@ -156,17 +157,16 @@ async function leaseHolder(): Promise<string | null | undefined> {
 }
 
 describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + PostgreSQL${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
-  let leader: { process: GatehouseProcess; url: string }
+  let leader: Awaited<ReturnType<typeof startOperator>>
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-operator-'))
-    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-first', 'sk-rotated'] })])
-    server = started
+    server = sharedApiServer()
+    const [opened, sim] = await Promise.all([postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-first', 'sk-rotated'] })])
     store = opened.store
     dispose = opened.dispose
     databaseUrl = opened.url!
     simulator = sim
-    await installCrds(server, join(repoRoot, 'crds/generated'))
     core = server.kubeConfig.makeApiClient(CoreV1Api)
     custom = server.kubeConfig.makeApiClient(CustomObjectsApi)
     await core.createNamespace({ body: { metadata: { name: NAMESPACE } } })
@@ -179,7 +179,6 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
   afterAll(async () => {
     await Promise.all(gateways.map((gateway) => gateway.stop()))
     await Promise.all(operators.map((operator) => operator.stop()))
-    await server?.stop()
     await dispose?.()
     await simulator?.close()
     if (directory) await rm(directory, { recursive: true, force: true })
@@ -291,6 +290,54 @@ describe.skipIf(skipReason !== null)(`gatehouse operator on kube-apiserver + Pos
     expect(await store.providers.getBySlug(organizationId, workspace.id, 'sim')).toBeNull()
     await pollUntil(async () => (await chat(workspaceKey)) !== 200, WAIT_MS, 50)
   }, 60_000)
+
+  it('serves Prometheus /metrics on its own port: reconciles per kind, snapshots and ACK lag, gateways, admin RED, leadership, process', async () => {
+    // Break tried: not passing observeReconcile to the ControllerManager (cli/operator.ts) left
+    // gatehouse_operator_reconciles_total without samples, and the kinds check below failed.
+    expect(leader.metricsUrl).not.toBe(leader.url)
+    const response = await fetch(`${leader.metricsUrl}/metrics`)
+    expect(response.status).toBe(200)
+    const families = parsePrometheusText(await response.text())
+    const typeOf = (name: string) => families.get(name)?.type
+
+    // Reconciles: every kind this suite applied, labelled by kind and result only.
+    expect(typeOf('gatehouse_operator_reconciles_total')).toBe('counter')
+    const reconciles = samplesOf(families, 'gatehouse_operator_reconciles_total')
+    for (const sample of reconciles) expect(Object.keys(sample.labels).sort()).toEqual(['kind', 'result'])
+    expect(new Set(reconciles.map((sample) => sample.labels.kind))).toEqual(new Set(['Workspace', 'Provider', 'Guardrail', 'RateLimitPolicy', 'Config']))
+    for (const sample of reconciles) expect(['ok', 'requeue', 'error']).toContain(sample.labels.result)
+    // The Provider waited for its Secret and the Config for its Workspace: both were requeued.
+    expect(sumOf(families, 'gatehouse_operator_reconciles_total', { kind: 'Provider', result: 'requeue' })).toBeGreaterThan(0)
+    expect(sumOf(families, 'gatehouse_operator_reconciles_total', { kind: 'Config', result: 'requeue' })).toBeGreaterThan(0)
+    expect(typeOf('gatehouse_operator_reconcile_duration_seconds')).toBe('histogram')
+    for (const kind of ['Workspace', 'Provider', 'Config']) {
+      expect(sumOf(families, 'gatehouse_operator_reconcile_duration_seconds_count', { kind })).toBe(sumOf(families, 'gatehouse_operator_reconciles_total', { kind }))
+    }
+    expect(sumOf(families, 'gatehouse_operator_leader')).toBe(1)
+
+    // Snapshots and the gateway: published generations, one connected gateway, its ACKs and their lag.
+    expect(sumOf(families, 'gatehouse_control_plane_snapshots_published_total')).toBeGreaterThan(1)
+    expect(sumOf(families, 'gatehouse_control_plane_snapshot_generation')).toBeGreaterThan(0)
+    expect(sumOf(families, 'gatehouse_control_plane_connected_gateways')).toBe(1)
+    expect(sumOf(families, 'gatehouse_control_plane_snapshot_acks_total', { status: 'ack' })).toBeGreaterThan(0)
+    expect(sumOf(families, 'gatehouse_control_plane_snapshot_ack_lag_seconds_count')).toBeGreaterThan(0)
+    expect(typeOf('gatehouse_control_plane_snapshot_failures_total')).toBe('counter')
+
+    // Admin RED by route template (the gateway's ACKs came here), never a raw path or query.
+    const requests = samplesOf(families, 'gatehouse_admin_http_requests_total')
+    for (const sample of requests) {
+      expect(Object.keys(sample.labels).sort()).toEqual(['method', 'route', 'status'])
+      expect(sample.labels.route).not.toMatch(/\?/)
+    }
+    expect(sumOf(families, 'gatehouse_admin_http_requests_total', { route: '/v1/gateway-sync/acks', method: 'POST', status: '204' })).toBeGreaterThan(0)
+    expect(typeOf('gatehouse_admin_http_request_duration_seconds')).toBe('histogram')
+    expect(typeOf('gatehouse_process_cpu_seconds_total')).toBe('counter')
+
+    // The admin API port does not serve it.
+    const onAdminPort = await fetch(`${leader.url}/metrics`)
+    expect(onAdminPort.status).not.toBe(200)
+    expect(await onAdminPort.text()).not.toContain('gatehouse_operator_reconciles_total')
+  })
 
   it('runs two replicas with one leader; takeover on a graceful stop and after a crash', async () => {
     const follower = await startOperator('operator-b')

@@ -31,8 +31,9 @@ import { issueCa } from '../../operator/src/webhook/certificates.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
-import { requireTools, startApiServer, type TestApiServer } from './apiserver.ts'
-import { installCrds, kubectl, repoRoot } from './kube.ts'
+import { requireTools, type ApiServerConnection } from './apiserver.ts'
+import { kubectl } from './kube.ts'
+import { sharedApiServer } from './shared.ts'
 
 const tools = requireTools(['etcd', 'kube-apiserver', 'kubectl'])
 const backends = await testBackends()
@@ -64,7 +65,7 @@ interface Pod {
   spec: { containers: Container[]; initContainers?: Container[]; volumes?: Array<Record<string, unknown>>; serviceAccountName?: string }
 }
 
-let server: TestApiServer
+let server: ApiServerConnection
 let simulator: Simulator
 let dispose: () => Promise<void>
 let directory: string
@@ -153,11 +154,10 @@ describe.skipIf(skipReason !== null)(`sidecar mode on kube-apiserver${skipReason
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'gatehouse-sidecar-'))
-    const [started, opened, sim] = await Promise.all([startApiServer(), postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-sidecar-test'] })])
-    server = started
+    server = sharedApiServer()
+    const [opened, sim] = await Promise.all([postgres.open(), startOpenAISimulator({ chunks: 2, recordLimit: 50, apiKeys: ['sk-sidecar-test'] })])
     dispose = opened.dispose
     simulator = sim
-    await installCrds(server, join(repoRoot, 'crds/generated'))
     const [operatorPort, webhookPort] = [await freePort(), await freePort()]
     sidecarPort = await freePort()
     controlPlaneUrl = `http://127.0.0.1:${operatorPort}`
@@ -286,7 +286,9 @@ spec:
   afterAll(async () => {
     await Promise.all(sidecars.map((sidecar) => sidecar.stop()))
     await operator?.stop()
-    await server?.stop()
+    // The API server is shared: a webhook left behind (failurePolicy Fail, pointing at a closed
+    // port) would refuse matching pods of any later suite.
+    if (server) await kubectl(server, ['delete', 'mutatingwebhookconfiguration', 'gatehouse-sidecar-injector', '--ignore-not-found'])
     await dispose?.()
     await simulator?.close()
     if (directory) await rm(directory, { recursive: true, force: true })

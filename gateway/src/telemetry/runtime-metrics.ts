@@ -75,7 +75,7 @@ export function registerUpstreamHealthMetrics(registry: Registry, holder: Runtim
   const health = holder.targetHealth
   new Gauge({
     name: 'gatehouse_upstream_circuit_breakers',
-    help: 'Upstream targets (a provider, or a provider at a custom host) per circuit-breaker state (closed, open, half-open), by provider.',
+    help: 'Upstream targets (a provider, or a provider at a custom host) per circuit-breaker state (closed, open, half-open), by provider. Direct routes never open a breaker; a target they share with a config reads that config breaker state.',
     labelNames: ['provider', 'state'] as const,
     registers: [registry],
     collect() {
@@ -108,6 +108,6 @@ export function registerUpstreamHealthMetrics(registry: Registry, holder: Runtim
       },
     })
   }
-  inFlight('gatehouse_upstream_active_requests', 'Requests using an upstream target right now (configs only; direct routes are not tracked), by provider.', (active) => active)
+  inFlight('gatehouse_upstream_active_requests', 'Requests using an upstream target right now (direct routes and configs), by provider.', (active) => active)
   inFlight('gatehouse_upstream_retrying_requests', 'Requests waiting to retry or retrying at an upstream target right now (bounded by the retry budget), by provider.', (_active, retrying) => retrying)
 }

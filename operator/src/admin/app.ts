@@ -42,6 +42,8 @@ export interface AdminAppDeps {
   limitCounters?: LimitCounters
   /** OIDC sign-in settings (GATEHOUSE_SSO_*); absent: /v1/auth/sso answers 404. */
   sso?: SsoSettings
+  /** Told of every answered request (the process's Prometheus metrics); `route` is the template. */
+  observeRequest?: (route: string, method: string, status: number, seconds: number) => void
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024
@@ -110,6 +112,7 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
   })
   // First hook: with tracing on, every admin request is a server span (operator/src/telemetry/spans.ts).
   registerServerSpans(app)
+  if (deps.observeRequest) observeRequests(app, deps.observeRequest)
   app.decorateRequest('principal', null)
   app.decorateRequest('auditTarget', null)
   app.decorateRequest('authFailure', null)
@@ -177,4 +180,12 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
     }
   }
   return app
+}
+
+/** Times every request from its start to its response, by route template (never the raw URL). */
+function observeRequests(app: FastifyInstance, observe: NonNullable<AdminAppDeps['observeRequest']>): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000)
+    done()
+  })
 }

@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { serveMetrics } from '@gatehouse/gateway'
 import { parseKeyring } from '@gatehouse/gateway/snapshot'
 import { buildAdminApp } from '../admin/app.ts'
 import type { LimitCounters } from '../admin/context.ts'
@@ -29,6 +30,7 @@ import type { SqlDatabase } from '../store/sql.ts'
 import { ssoSettingsFromEnv } from '../sso/config.ts'
 import { startWorkers } from '../workers/index.ts'
 import { localSecrets, type LocalSecrets } from './boot-config.ts'
+import { ControlPlaneMetrics } from './control-plane-metrics.ts'
 
 export interface ControlPlaneOptions {
   /** null keeps the embedded database in memory (tests). */
@@ -46,6 +48,8 @@ export interface ControlPlaneOptions {
   limitCounters?: LimitCounters
   /** Opens the database instead of `dataDir` (tests hand in a copy of a migrated PGlite template). */
   openDatabase?: () => Promise<SqlDatabase>
+  /** Prometheus metrics of this process (control-plane-metrics.ts); serveControlPlane serves them. */
+  metrics?: ControlPlaneMetrics
 }
 
 export interface ControlPlane {
@@ -58,6 +62,7 @@ export interface ControlPlane {
   generatedAdminKey: string | null
   /** The watch on the resources files, when asked for. */
   fileWatch: FileSetWatch | null
+  metrics: ControlPlaneMetrics | null
   close(): Promise<void>
 }
 
@@ -112,19 +117,27 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     // resources files' v1/Secret objects.
     const fileSecrets = fileSecretResolver(files, env)
     const readSecret = secretReader({ env, vault: vaultSettingsFromEnv(env), kubernetes: options.kubernetesSecrets ?? (({ name, key }) => fileSecrets.resolveSecret({ name, key })) })
+    const { metrics } = options
     const publisher = new SnapshotPublisher((generation) => compileSnapshot(store, { generation, readSecret }), {
-      onError: (error) => logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one'),
+      onError: (error) => {
+        metrics?.snapshotFailed()
+        logger.error({ err: error }, 'compiling a snapshot failed; gateways keep the last good one')
+      },
     })
     const deployments = new DeploymentPublishers((generation, deployment) => compileSnapshot(store, { generation, deployment, readSecret }), {
-      onError: (error, deployment) => logger.error({ err: error, deployment }, 'compiling a deployment snapshot failed; its gateways keep the last good one'),
+      onError: (error, deployment) => {
+        metrics?.snapshotFailed()
+        logger.error({ err: error, deployment }, 'compiling a deployment snapshot failed; its gateways keep the last good one')
+      },
     })
     closers.push(store.onChange(() => {
       publisher.schedule()
       deployments.schedule()
     }))
+    const registry = new GatewayRegistry()
+    if (metrics) closers.push(metrics.watch(publisher, registry))
     await publisher.publish()
 
-    const registry = new GatewayRegistry()
     let limitCounters = options.limitCounters
     if (!limitCounters && env.GATEHOUSE_REDIS_URL) {
       const counters = redisLimitCounters(env.GATEHOUSE_REDIS_URL, env.GATEHOUSE_LIMITS_KEY_PREFIX ?? 'gh:')
@@ -132,7 +145,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       limitCounters = counters
     }
     const sso = ssoSettingsFromEnv(env, parseKeyring(secrets.encryptionKey))
-    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env), ...(limitCounters ? { limitCounters } : {}), ...(sso ? { sso } : {}) })
+    const adminApp = buildAdminApp({ store, pepper: secrets.keyPepper, logger, ...jwtSettings(env), ...(limitCounters ? { limitCounters } : {}), ...(sso ? { sso } : {}), ...(metrics ? { observeRequest: metrics.observeAdminRequest } : {}) })
     if (env.GATEHOUSE_GATEWAY_TOKEN) {
       registerSyncRoutes(adminApp, { publisher, deployments, registry, keyring: parseKeyring(secrets.encryptionKey), gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
       registerUsageIngestRoute(adminApp, { store, gatewayToken: env.GATEHOUSE_GATEWAY_TOKEN })
@@ -161,6 +174,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       registry,
       generatedAdminKey: bootstrap.created && bootstrap.rawKey !== undefined ? bootstrap.rawKey : null,
       fileWatch,
+      metrics: metrics ?? null,
       close,
     }
   } catch (error) {
@@ -169,15 +183,32 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   }
 }
 
+export interface ServeOptions extends ControlPlaneOptions {
+  host: string
+  port: number
+  /** Where GET /metrics listens (its own port, as the gateway's; 0: any free one); absent: no metrics. */
+  metricsPort?: number
+}
+
 /** `gatehouse control-plane`: the control plane alone, serving the admin API and the snapshot stream. */
-export async function serveControlPlane(options: ControlPlaneOptions & { host: string; port: number }): Promise<ControlPlane & { url: string }> {
-  const controlPlane = await startControlPlane(options)
+export async function serveControlPlane(options: ServeOptions): Promise<ControlPlane & { url: string; metricsUrl: string | null }> {
+  const metrics = options.metrics ?? (options.metricsPort === undefined ? undefined : new ControlPlaneMetrics())
+  const controlPlane = await startControlPlane({ ...options, ...(metrics ? { metrics } : {}) })
+  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | null = null
   try {
     await controlPlane.adminApp.listen({ host: options.host, port: options.port })
+    // Same host as the admin API; the token guard is the gateway's (GATEHOUSE_METRICS_TOKEN).
+    if (metrics && options.metricsPort !== undefined) {
+      metricsServer = await serveMetrics(metrics.registry, { host: options.host, port: options.metricsPort, token: options.env.GATEHOUSE_METRICS_TOKEN })
+    }
   } catch (error) {
     await controlPlane.close()
     throw error
   }
   const { address, port } = controlPlane.adminApp.server.address() as AddressInfo
-  return { ...controlPlane, url: `http://${address.includes(':') ? `[${address}]` : address}:${port}` }
+  const close = async (): Promise<void> => {
+    await metricsServer?.close()
+    await controlPlane.close()
+  }
+  return { ...controlPlane, close, url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`, metricsUrl: metricsServer?.url ?? null }
 }

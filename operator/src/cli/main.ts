@@ -41,8 +41,9 @@ Tools:
 Options for start, control-plane, operator and gateway:
   --host HOST          address to listen on (default 127.0.0.1; gateway: GATEHOUSE_HOST)
   --port PORT          port to listen on (default 8787; control-plane 8788; gateway: GATEHOUSE_PORT)
-  --metrics-port PORT  start and gateway: port of GET /metrics (default GATEHOUSE_METRICS_PORT or
-                       9464; 'data' serves it on the data-plane port)
+  --metrics-port PORT  port of GET /metrics (default GATEHOUSE_METRICS_PORT or 9464); start and
+                       gateway: 'data' serves it on the data-plane port; control-plane and
+                       operator: always a port of its own
   --data-dir DIR       where the embedded database and local secrets live (default .data)
   -f, --file F         resources YAML (Workspace, Provider, Config, v1/Secret); repeatable. Under
                        start, edits to these files are applied while it runs.
@@ -101,6 +102,12 @@ function metricsPort(value: string | undefined, env: NodeJS.ProcessEnv): number 
   return metricsPortSetting(value ?? env.GATEHOUSE_METRICS_PORT)
 }
 
+/** The control plane has no data-plane port: its /metrics always listens on a port of its own. */
+function controlPlaneMetricsPort(port: number | 'data'): number {
+  if (port === 'data') throw new Error("the control plane serves /metrics on its own port only: set GATEHOUSE_METRICS_PORT to a port number, not 'data'")
+  return port
+}
+
 function serverOptions(argv: string[], defaultPort: number) {
   const { values } = parseArgs({
     args: argv,
@@ -154,20 +161,20 @@ async function start(argv: string[]): Promise<void> {
 async function controlPlane(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-control-plane')
   const tracing = await startProcessTracing('gatehouse-control-plane')
-  const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
+  const { metricsPort: port, ...options } = serverOptions(argv, 8788)
   const { serveControlPlane } = await import('./control-plane.ts')
-  const service = await serveControlPlane({ ...options, logger })
+  const service = await serveControlPlane({ ...options, metricsPort: controlPlaneMetricsPort(port), logger })
   announceAdminKey(service.generatedAdminKey)
-  logger.info({ url: service.url, generation: service.publisher.latest?.generation }, 'control plane is serving')
+  logger.info({ url: service.url, metricsUrl: service.metricsUrl, generation: service.publisher.latest?.generation }, 'control plane is serving')
   stopOnSignals(service, logger, tracing)
 }
 
 async function operator(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse-operator')
   const tracing = await startProcessTracing('gatehouse-operator')
-  const { metricsPort: _unused, ...options } = serverOptions(argv, 8788)
+  const { metricsPort: port, ...options } = serverOptions(argv, 8788)
   const { runOperator } = await import('./operator.ts')
-  const service = await runOperator({ ...options, logger })
+  const service = await runOperator({ ...options, metricsPort: controlPlaneMetricsPort(port), logger })
   announceAdminKey(service.generatedAdminKey)
   stopOnSignals(service, logger, tracing)
 }

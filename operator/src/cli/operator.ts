@@ -23,17 +23,15 @@ import { resolveBinding } from '../sidecar/binding.ts'
 import { kubeTokenReviewer } from '../sidecar/token-review.ts'
 import { startWebhook } from '../webhook/index.ts'
 import { webhookSettings } from '../webhook/settings.ts'
-import { serveControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts'
+import { serveControlPlane, type ControlPlane, type ServeOptions } from './control-plane.ts'
 
 const STREAM_SHUTDOWN_GRACE_MS = 2_000
 
-export interface OperatorOptions extends ControlPlaneOptions {
-  host: string
-  port: number
-}
+export type OperatorOptions = ServeOptions
 
 export interface Operator extends ControlPlane {
   url: string
+  metricsUrl: string | null
   identity: string
   isLeader(): boolean
   /** The admission webhook's HTTPS URL, when it runs. */
@@ -72,6 +70,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
       logger,
       namespace: env.GATEHOUSE_WATCH_NAMESPACE || null,
       gatewayReports: { namespace: leaseNamespace, identity },
+      ...(controlPlane.metrics ? { observeReconcile: controlPlane.metrics.observeReconcile } : {}),
     })
   } catch (error) {
     await controlPlane.close()
@@ -102,6 +101,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
     },
     onError: (error) => logger.warn({ err: error }, 'leader election round failed'),
   })
+  controlPlane.metrics?.leadership(() => elector.isLeader)
   elector.start()
   // Every replica reports its gateways; the leader counts them all for `Programmed`.
   const reporter = new GatewayReporter({
@@ -127,7 +127,7 @@ export async function runOperator(options: OperatorOptions & { logger: Logger })
       throw error
     }
   }
-  logger.info({ url: controlPlane.url, identity, generation: controlPlane.publisher.latest?.generation }, 'operator is serving')
+  logger.info({ url: controlPlane.url, metricsUrl: controlPlane.metricsUrl, identity, generation: controlPlane.publisher.latest?.generation }, 'operator is serving')
   return {
     ...controlPlane,
     identity,

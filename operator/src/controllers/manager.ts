@@ -46,7 +46,12 @@ export interface ControllerManagerOptions {
    * it only gateways connected to this replica count for `Programmed`.
    */
   gatewayReports?: { namespace: string; identity: string }
+  /** Told of every finished reconcile (the process's Prometheus metrics). */
+  observeReconcile?: (kind: GatehouseKind, result: ReconcileResult, seconds: number) => void
 }
+
+/** How a reconcile ended: done, asked to run again later (waiting on something), or failed. */
+export type ReconcileResult = 'ok' | 'requeue' | 'error'
 
 export class ControllerManager {
   readonly #options: ControllerManagerOptions
@@ -163,7 +168,16 @@ export class ControllerManager {
 
   async #handle(key: string) {
     const { kind, namespace, name } = parseWorkKey(key)
-    const result = await reconcileSpan(kind, namespace, name, () => this.#reconciler.reconcile(kind, namespace, name))
+    const startedAt = performance.now()
+    const observe = (outcome: ReconcileResult): void => this.#options.observeReconcile?.(kind, outcome, (performance.now() - startedAt) / 1000)
+    let result: Awaited<ReturnType<Reconciler['reconcile']>>
+    try {
+      result = await reconcileSpan(kind, namespace, name, () => this.#reconciler.reconcile(kind, namespace, name))
+    } catch (error) {
+      observe('error')
+      throw error
+    }
+    observe(result && result.requeueAfterMs !== undefined ? 'requeue' : 'ok')
     // Objects naming a Workspace may have been waiting for it to reach the store.
     if (kind === 'Workspace') this.#enqueueAll(this.#workspaceIndex.referrers(`${namespace}/${name}`))
     return result

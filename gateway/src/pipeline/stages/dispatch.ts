@@ -65,12 +65,18 @@ export function dispatchTerminal(spec: RouteSpec, health: TargetHealthRegistry):
       exchange.responseHeaders['x-gateway-provider'] = route.target.provider.record.slug
       const provider = route.target.provider
       const target = { route: route.target, forwardedHeaders: null, healthKey: provider.record.id }
+      // A direct route neither retries nor consults a breaker, but counts as load on its target:
+      // the in-flight and breaker gauges then cover providers only ever called directly.
+      const retryBudget = health.get(target.healthKey).retryBudget
+      retryBudget.enter()
       try {
         return await notedAttempt(exchange, provider, provider.record.id, () =>
           tracedAttempt(exchange, target, () => spec.attempt(exchange, target, exchange.body, exchange.context.signal)))
       } catch (error) {
         describeUnreached(error, exchange, route.target)
         throw error
+      } finally {
+        retryBudget.leave(false)
       }
     }
     return runConfigured(spec, health, exchange, route.plan)
