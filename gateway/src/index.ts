@@ -10,8 +10,6 @@ export { runSidecar, type RunningSidecar } from './sidecar-main.ts'
 export { DataPlaneJwt, dataPlaneJwtFromEnv } from './pipeline/authenticate-jwt.ts'
 export { drainAndClose, installReadinessGate, shutdownSettings, type ReadinessGate, type ShutdownSettings } from './http/shutdown.ts'
 export { DEFAULT_METRICS_PORT, serveMetrics, type MetricsServer } from './http/metrics-server.ts'
-// The control plane builds its own registry with the same prom-client (one copy, one text format).
-export { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 export { REQUEST_DURATION_BUCKETS } from './telemetry/exchange-metrics.ts'
 export { metricsPortSetting, type GatewayListenOptions } from './main.ts'
 export { limitsStage, type CostEstimator, type LimitsStageOptions } from './pipeline/stages/limits.ts'

@@ -12,7 +12,8 @@
  * Fed by callbacks the parts expose (admin app, controller manager, publisher, gateway registry),
  * so nothing below cli/ depends on prom-client.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, REQUEST_DURATION_BUCKETS } from '@gatehouse/gateway'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { REQUEST_DURATION_BUCKETS } from '@gatehouse/gateway'
 import type { GatehouseKind } from '@gatehouse/crds'
 import type { ReconcileResult } from '../controllers/manager.ts'
 import type { GatewayRegistry, GatewayStatus } from '../distribution/gateway-registry.ts'
