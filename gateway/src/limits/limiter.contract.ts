@@ -96,6 +96,30 @@ export function limiterContract(name: string, make: () => Promise<LimiterFixture
       expect((await limiter.reserve(id(), [budget(k, 10, 10)], 200)).admitted).toBe(true)
     })
 
+    it('keeps each request all or nothing when many arrive together, and settles each on its own', async () => {
+      // Issued in one tick: the Redis limiter sends them as one script call (tick-batch.ts).
+      const { limiter } = await make()
+      const full = key('full')
+      const open = key('open')
+      const tokens = key('tokens')
+      await limiter.reserve(id(), [rate(full, 1, 60_000)], 60_000)
+      const [refused, admitted, other] = [id(), id(), id()]
+      const results = await Promise.all([
+        limiter.reserve(refused, [rate(open, 10, 60_000), rate(full, 1, 60_000)], 60_000),
+        limiter.reserve(admitted, [rate(open, 10, 60_000), rate(tokens, 1_000, 60_000, 300)], 60_000),
+        limiter.reserve(other, [rate(tokens, 1_000, 60_000, 300)], 60_000),
+      ])
+      expect(results.map((r) => r.admitted)).toEqual([false, true, true])
+      // The refused request recorded nothing on its other counter: `open` holds the admitted one only.
+      expect(results[1]!.states[0]).toMatchObject({ used: 1 })
+      expect(results[2]!.states[0]).toMatchObject({ used: 600 })
+      await Promise.all([
+        limiter.settle(admitted, [{ kind: 'rate', key: open, actual: 1 }, { kind: 'rate', key: tokens, actual: 100 }]),
+        limiter.settle(other, [{ kind: 'rate', key: tokens, actual: 50 }]),
+      ])
+      expect((await limiter.reserve(id(), [rate(tokens, 1_000, 60_000, 850)], 60_000)).states[0]).toMatchObject({ ok: true, used: 1_000 })
+    })
+
     it('admits exactly what fits when 100 reserve at once', async () => {
       const { limiter } = await make()
       const k = key('race')

@@ -3,6 +3,9 @@
  * redis-scripts.ts). Single node, Sentinel or Cluster by configuration; keys carry one hash tag per
  * organisation (see counter-keys.ts), so a Cluster keeps a request's counters in one slot.
  *
+ * The reservations (and settlements) requested in one tick go to Redis as one script call per hash
+ * slot (tick-batch.ts): each request is still all or nothing on its own counters.
+ *
  * Fails fast: no offline queue and a short command timeout, so a Redis outage surfaces as a
  * `LimiterUnavailableError` within `commandTimeoutMs` and the limits stage applies each limit's
  * failure mode, instead of requests hanging on a reconnecting client.
@@ -10,6 +13,7 @@
 import { Redis, Cluster, type RedisOptions } from 'ioredis'
 import { LimiterUnavailableError, type Counter, type Limiter, type ReserveResult, type SettleCounter } from './limiter.ts'
 import { RESERVE_LUA, SETTLE_LUA, USAGE_LUA } from './redis-scripts.ts'
+import { TickBatch } from './tick-batch.ts'
 
 export interface RedisLimiterOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://` for a single node. */
@@ -41,6 +45,23 @@ function keysOf(counter: { kind: 'rate' | 'budget'; key: string }): string[] {
   return (counter.kind === 'rate' ? RATE_SUFFIXES : BUDGET_SUFFIXES).map((suffix) => counter.key + suffix)
 }
 
+interface Pending<Result> {
+  readonly slotKey: string
+  resolve(result: Result): void
+  reject(error: unknown): void
+}
+
+interface PendingReserve extends Pending<ReserveResult> {
+  readonly reservationId: string
+  readonly counters: readonly Counter[]
+  readonly ttlMs: number
+}
+
+interface PendingSettle extends Pending<void> {
+  readonly reservationId: string
+  readonly counters: readonly SettleCounter[]
+}
+
 export function connectRedis(options: RedisLimiterOptions): Redis | Cluster {
   const common: RedisOptions = {
     enableOfflineQueue: false,
@@ -69,6 +90,8 @@ export class RedisLimiter implements Limiter {
   readonly #client: Client
   readonly #bootWaitMs: number
   #everReady = false
+  readonly #reserves = new TickBatch<PendingReserve>((calls) => void this.#reserveBatch(calls))
+  readonly #settles = new TickBatch<PendingSettle>((calls) => void this.#settleBatch(calls))
 
   /** `bootWaitMs`: how long a call made before the first connection waits for it (a gateway serving right after boot). */
   constructor(client: Redis | Cluster, bootWaitMs = 2_000) {
@@ -109,26 +132,63 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  async reserve(reservationId: string, counters: readonly Counter[], ttlMs: number): Promise<ReserveResult> {
-    if (counters.length === 0) return { admitted: true, states: [] }
-    const keys = counters.flatMap(keysOf)
-    const args: Array<string | number> = [reservationId, Math.ceil(ttlMs)]
-    for (const counter of counters) {
-      args.push(counter.kind === 'rate' ? 'r' : 'b', counter.kind === 'rate' ? counter.windowMs : 0, counter.limit, Math.ceil(counter.amount), counter.enforce ? 1 : 0)
-    }
-    const reply = await this.#call(() => this.#client.gatehouseReserve(keys.length, ...keys, ...args))
-    const states = counters.map((counter, index) => {
-      const [used, ok, retryAfterMs, resetMs] = reply.slice(1 + index * 4, 5 + index * 4).map(Number) as [number, number, number, number]
-      return { key: counter.key, limit: counter.limit, used, remaining: Math.max(0, counter.limit - used), ok: ok === 1, retryAfterMs, resetMs }
-    })
-    return { admitted: reply[0] === 1, states }
+  reserve(reservationId: string, counters: readonly Counter[], ttlMs: number): Promise<ReserveResult> {
+    if (counters.length === 0) return Promise.resolve({ admitted: true, states: [] })
+    return new Promise((resolve, reject) => this.#reserves.add({ slotKey: counters[0]!.key, reservationId, counters, ttlMs, resolve, reject }))
   }
 
-  async settle(reservationId: string, counters: readonly SettleCounter[]): Promise<void> {
-    if (counters.length === 0) return
-    const keys = counters.flatMap(keysOf)
-    const args = counters.flatMap((counter) => [counter.kind === 'rate' ? 'r' : 'b', Math.ceil(counter.actual)])
-    await this.#call(() => this.#client.gatehouseSettle(keys.length, ...keys, reservationId, ...args))
+  settle(reservationId: string, counters: readonly SettleCounter[]): Promise<void> {
+    if (counters.length === 0) return Promise.resolve()
+    return new Promise((resolve, reject) => this.#settles.add({ slotKey: counters[0]!.key, reservationId, counters, resolve, reject }))
+  }
+
+  async #reserveBatch(calls: readonly PendingReserve[]): Promise<void> {
+    const keys: string[] = []
+    const args: Array<string | number> = [calls.length]
+    for (const call of calls) {
+      args.push(call.reservationId, Math.ceil(call.ttlMs), call.counters.length)
+      for (const counter of call.counters) {
+        keys.push(...keysOf(counter))
+        args.push(counter.kind === 'rate' ? 'r' : 'b', counter.kind === 'rate' ? counter.windowMs : 0, counter.limit, Math.ceil(counter.amount), counter.enforce ? 1 : 0)
+      }
+    }
+    let reply: number[]
+    try {
+      reply = await this.#call(() => this.#client.gatehouseReserve(keys.length, ...keys, ...args))
+    } catch (error) {
+      for (const call of calls) call.reject(error)
+      return
+    }
+    let at = 0
+    for (const call of calls) {
+      const admitted = Number(reply[at]) === 1
+      const states = call.counters.map((counter, index) => {
+        const offset = at + 1 + index * 4
+        const used = Number(reply[offset])
+        return { key: counter.key, limit: counter.limit, used, remaining: Math.max(0, counter.limit - used), ok: Number(reply[offset + 1]) === 1, retryAfterMs: Number(reply[offset + 2]), resetMs: Number(reply[offset + 3]) }
+      })
+      at += 1 + call.counters.length * 4
+      call.resolve({ admitted, states })
+    }
+  }
+
+  async #settleBatch(calls: readonly PendingSettle[]): Promise<void> {
+    const keys: string[] = []
+    const args: Array<string | number> = [calls.length]
+    for (const call of calls) {
+      args.push(call.reservationId, call.counters.length)
+      for (const counter of call.counters) {
+        keys.push(...keysOf(counter))
+        args.push(counter.kind === 'rate' ? 'r' : 'b', Math.ceil(counter.actual))
+      }
+    }
+    try {
+      await this.#call(() => this.#client.gatehouseSettle(keys.length, ...keys, ...args))
+    } catch (error) {
+      for (const call of calls) call.reject(error)
+      return
+    }
+    for (const call of calls) call.resolve()
   }
 
   async usage(keys: readonly string[]): Promise<number[]> {
