@@ -5,7 +5,7 @@ import { PRICING_TABLE_VERSION } from './table.ts'
 
 const override = (fields: Partial<PriceOverride> & Pick<PriceOverride, 'provider' | 'model'>): PriceOverride => ({
   workspaceId: null, input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null,
-  perImage: null, perAudioSecond: null, version: 'v1', ...fields,
+  audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: null, perAudioSecond: null, version: 'v1', ...fields,
 })
 
 describe('the shipped table', () => {
