@@ -239,8 +239,12 @@ describe('realtime WebSocket proxy', () => {
     await open(socket)
     const traceId = (await upgrade)['x-gateway-trace-id']
     const responses = [
-      { input_tokens: 120, output_tokens: 45, input_token_details: { cached_tokens: 64, text_tokens: 20, audio_tokens: 100 }, output_token_details: { text_tokens: 5, audio_tokens: 40 } },
-      { input_tokens: 300, output_tokens: 80, input_token_details: { cached_tokens: 0 } },
+      {
+        input_tokens: 120, output_tokens: 45,
+        input_token_details: { cached_tokens: 64, text_tokens: 20, audio_tokens: 100, cached_tokens_details: { text_tokens: 20, audio_tokens: 44 } },
+        output_token_details: { text_tokens: 5, audio_tokens: 40 },
+      },
+      { input_tokens: 300, output_tokens: 80, input_token_details: { cached_tokens: 0, text_tokens: 100, audio_tokens: 200 }, output_token_details: { text_tokens: 30, audio_tokens: 50 } },
     ]
     for (const usage of responses) {
       const events: string[] = []
@@ -271,12 +275,15 @@ describe('realtime WebSocket proxy', () => {
     }, 5000)
     const [record, ...rest] = stored
     expect(rest).toEqual([])
-    const usage = { inputTokens: 420, outputTokens: 125, cachedInputTokens: 64 }
+    const usage = { inputTokens: 420, outputTokens: 125, cachedInputTokens: 64, audioInputTokens: 300, cachedAudioInputTokens: 44, audioOutputTokens: 90 }
     expect(record).toMatchObject({
       route: 'realtime', endpointType: 'realtime', statusCode: 101, traceId, providerSlug: 'openai-rt', modelServed: 'gpt-realtime', estimated: false,
       ...usage, pricingVersion: 'gatehouse-2026-11-01',
     })
-    expect(record!.costUsd).toBeGreaterThan(0)
+    // gpt-realtime, USD per 1M: text 4 in / 0.4 cached / 16 out, audio 32 in / 0.4 cached / 64 out. Text input
+    // 420 - 64 cached - 256 fresh audio = 100; cached text 20, cached audio 44; text output 35, audio output 90.
+    // Breaks tried: audio billed at the text rates, and cached audio billed as fresh audio: both fail here.
+    expect(record!.costUsd).toBeCloseTo((100 * 4 + 20 * 0.4 + 256 * 32 + 44 * 0.4 + 35 * 16 + 90 * 64) / 1e6, 12)
     expect(record!.costUsd).toBeCloseTo(costOf(usage, tablePrice('openai', 'gpt-realtime')!), 12)
   })
 })

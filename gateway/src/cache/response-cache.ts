@@ -16,6 +16,8 @@ export interface CachedAnswer {
   readonly chunks?: ReadonlyArray<{ readonly event?: string; readonly data: string }>
   /** Provider usage of the original answer, for the record (a hit costs nothing). */
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number } | null
+  /** USD the original answer cost (what each hit saves); absent or null when it was unpriced. */
+  readonly costUsd?: number | null
   /** Semantic-mode entries: the partition and the embedding of the last user turn, kept with the answer so replicas can index it. */
   readonly semantic?: SemanticTag
 }

@@ -81,6 +81,8 @@ export interface ExchangeFacts {
   status: number | null
   errorCode: string | null
   cacheStatus: CacheStatus | null
+  /** A cache hit: USD the stored answer cost when it was first served (what the hit saved); null when unknown. */
+  cacheSavedCostUsd: number | null
   usage: Usage | null
   /** Usage counted by Gatehouse (the provider gave none). */
   usageEstimated: boolean
@@ -124,6 +126,7 @@ export function newFacts(): ExchangeFacts {
     status: null,
     errorCode: null,
     cacheStatus: null,
+    cacheSavedCostUsd: null,
     usage: null,
     usageEstimated: false,
     finishReason: null,

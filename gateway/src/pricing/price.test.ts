@@ -5,7 +5,36 @@ import { PRICING_TABLE_VERSION } from './table.ts'
 
 const override = (fields: Partial<PriceOverride> & Pick<PriceOverride, 'provider' | 'model'>): PriceOverride => ({
   workspaceId: null, input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null,
-  perImage: null, perAudioSecond: null, version: 'v1', ...fields,
+  audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: null, perAudioSecond: null, version: 'v1', ...fields,
+})
+
+describe('audio tokens', () => {
+  it('bill text, audio and cached parts each at their own rate', () => {
+    const price = tablePrice('openai', 'gpt-realtime-2025-08-28')!
+    // USD per 1M: text 4 / cached 0.4 / out 16; audio 32 / cached 0.4 / out 64.
+    expect([price.audioInput, price.audioOutput, price.cachedAudioInput].map((v) => v! * 1e6)).toEqual([32, 64, 0.4])
+    const usage = { inputTokens: 1000, outputTokens: 500, cachedInputTokens: 300, audioInputTokens: 600, cachedAudioInputTokens: 200, audioOutputTokens: 400 }
+    // text input 1000-300-(600-200) = 300; cached text 100; fresh audio 400; cached audio 200; text out 100; audio out 400.
+    const expected = (300 * 4 + 100 * 0.4 + 400 * 32 + 200 * 0.4 + 100 * 16 + 400 * 64) / 1e6
+    expect(costOf(usage, price)).toBeCloseTo(expected, 15)
+    // Without audio counts the same tokens bill as text: the split is what makes the difference.
+    expect(costOf({ inputTokens: 1000, outputTokens: 500, cachedInputTokens: 300 }, price)).toBeCloseTo((700 * 4 + 300 * 0.4 + 500 * 16) / 1e6, 15)
+  })
+
+  it('bill audio chat models (no cached audio price) and fall back to text rates where a price has no audio', () => {
+    const audio = tablePrice('openai', 'gpt-4o-audio-preview-2024-12-17')!
+    expect(costOf({ inputTokens: 100, outputTokens: 80, audioInputTokens: 60, audioOutputTokens: 70 }, audio)).toBeCloseTo((40 * 2.5 + 60 * 40 + 10 * 10 + 70 * 80) / 1e6, 15)
+    const text = tablePrice('openai', 'gpt-4o')!
+    expect(costOf({ inputTokens: 100, outputTokens: 80, cachedInputTokens: 20, audioInputTokens: 60, cachedAudioInputTokens: 10, audioOutputTokens: 70 }, text))
+      .toBeCloseTo((80 * 2.5 + 20 * 1.25 + 80 * 10) / 1e6, 15)
+  })
+
+  it('take an override of the audio prices over the table, text prices kept', () => {
+    const overrides = [override({ provider: 'openai', model: 'gpt-realtime', audioInput: 0.00002, audioOutput: 0.00005, cachedAudioInput: 0.000001, version: 'v7' })]
+    const price = priceFor('openai', null, 'gpt-realtime', null, overrides)!
+    expect(price).toMatchObject({ audioInput: 0.00002, audioOutput: 0.00005, cachedAudioInput: 0.000001, version: 'v7', source: 'override' })
+    expect(price.input).toBeCloseTo(4e-6, 15)
+  })
 })
 
 describe('the shipped table', () => {

@@ -6,7 +6,7 @@
  * map reads, because the account stage and the budget reservation call them on every request.
  */
 import type { Usage } from '../providers/canonical.ts'
-import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type PriceRow } from './table.ts'
+import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type AudioRow, type PriceRow, type TokenRow } from './table.ts'
 
 /** USD per unit: per token for text, per image, per second of audio, per search unit, per page. */
 export interface Price {
@@ -18,6 +18,12 @@ export interface Price {
   readonly cacheWrite: number | null
   /** Null: reasoning tokens bill as output. */
   readonly reasoning: number | null
+  /** Per audio token. Null: audio input tokens bill as input. */
+  readonly audioInput: number | null
+  /** Per audio token. Null: audio output tokens bill as output. */
+  readonly audioOutput: number | null
+  /** Per cached audio token. Null: as audio input (as cached input where there is no audio price). */
+  readonly cachedAudioInput: number | null
   readonly perImage: number | null
   readonly perAudioSecond: number | null
   readonly perSearchUnit: number | null
@@ -40,6 +46,9 @@ export interface PriceOverride {
   readonly cachedInput: number | null
   readonly cacheWrite: number | null
   readonly reasoning: number | null
+  readonly audioInput: number | null
+  readonly audioOutput: number | null
+  readonly cachedAudioInput: number | null
   readonly perImage: number | null
   readonly perAudioSecond: number | null
   readonly version: string
@@ -53,24 +62,20 @@ export interface BilledUnits {
 
 const PER_MILLION = 1_000_000
 
+const perToken = (perMillion: number | null | undefined): number | null => (perMillion == null ? null : perMillion / PER_MILLION)
+
+function fromTokens(row: TokenRow): Price {
+  const [input, output, cachedInput, cacheWrite] = row
+  return { ...ZERO, input: input / PER_MILLION, output: output / PER_MILLION, cachedInput: perToken(cachedInput), cacheWrite: perToken(cacheWrite) }
+}
+
 function fromRow(row: PriceRow): Price {
-  if (Array.isArray(row)) {
-    const [input, output, cachedInput, cacheWrite] = row as readonly [number, number, (number | null)?, (number | null)?]
-    return {
-      input: input / PER_MILLION,
-      output: output / PER_MILLION,
-      cachedInput: cachedInput == null ? null : cachedInput / PER_MILLION,
-      cacheWrite: cacheWrite == null ? null : cacheWrite / PER_MILLION,
-      reasoning: null,
-      perImage: null,
-      perAudioSecond: null,
-      perSearchUnit: null,
-      perPage: null,
-      version: PRICING_TABLE_VERSION,
-      source: 'table',
-    }
+  if (Array.isArray(row)) return fromTokens(row as TokenRow)
+  if ('text' in row) {
+    const { text, audio } = row as AudioRow
+    return { ...fromTokens(text), audioInput: perToken(audio[0]), audioOutput: perToken(audio[1]), cachedAudioInput: perToken(audio[2]) }
   }
-  const units = row as Exclude<PriceRow, readonly unknown[]>
+  const units = row as Exclude<PriceRow, readonly unknown[] | AudioRow>
   return {
     ...ZERO,
     perImage: units.perImage ?? null,
@@ -81,7 +86,7 @@ function fromRow(row: PriceRow): Price {
 }
 
 const ZERO: Price = {
-  input: 0, output: 0, cachedInput: null, cacheWrite: null, reasoning: null,
+  input: 0, output: 0, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null,
   perImage: null, perAudioSecond: null, perSearchUnit: null, perPage: null,
   version: PRICING_TABLE_VERSION, source: 'table',
 }
@@ -171,6 +176,9 @@ function applyOverride(base: Price | null, override: PriceOverride): Price {
     cachedInput: override.cachedInput ?? from.cachedInput,
     cacheWrite: override.cacheWrite ?? from.cacheWrite,
     reasoning: override.reasoning ?? from.reasoning,
+    audioInput: override.audioInput ?? from.audioInput,
+    audioOutput: override.audioOutput ?? from.audioOutput,
+    cachedAudioInput: override.cachedAudioInput ?? from.cachedAudioInput,
     perImage: override.perImage ?? from.perImage,
     perAudioSecond: override.perAudioSecond ?? from.perAudioSecond,
     perSearchUnit: from.perSearchUnit,
@@ -205,21 +213,31 @@ export function priceFor(
 
 /**
  * USD for a usage at a price (fractional, unrounded). Canonical usage counts cached input and
- * cache writes inside `inputTokens`, and reasoning inside `outputTokens`; each part bills at its
- * own rate where the price has one.
+ * cache writes inside `inputTokens`, reasoning inside `outputTokens`, and audio tokens inside both
+ * (cached audio inside `cachedInputTokens` too); each part bills at its own rate where the price
+ * has one: text + audio + cached parts.
  */
 export function costOf(usage: Usage, price: Price, units: BilledUnits = {}): number {
   const cached = usage.cachedInputTokens ?? 0
   const written = usage.cacheWriteInputTokens ?? 0
   const reasoning = usage.reasoningTokens ?? 0
-  const plainInput = Math.max(0, usage.inputTokens - cached - written)
-  const plainOutput = Math.max(0, usage.outputTokens - reasoning)
+  const audioInput = Math.min(usage.audioInputTokens ?? 0, usage.inputTokens)
+  const cachedAudio = Math.min(usage.cachedAudioInputTokens ?? 0, audioInput, cached)
+  const freshAudio = audioInput - cachedAudio
+  const audioOutput = Math.min(usage.audioOutputTokens ?? 0, usage.outputTokens)
+  const plainInput = Math.max(0, usage.inputTokens - cached - written - freshAudio)
+  const plainOutput = Math.max(0, usage.outputTokens - reasoning - audioOutput)
+  // Cached audio without a price of its own: a model with audio prices bills it as audio, one without as cached text.
+  const cachedAudioRate = price.cachedAudioInput ?? price.audioInput ?? price.cachedInput ?? price.input
   let cost =
     plainInput * price.input +
-    cached * (price.cachedInput ?? price.input) +
+    (cached - cachedAudio) * (price.cachedInput ?? price.input) +
     written * (price.cacheWrite ?? price.input) +
+    freshAudio * (price.audioInput ?? price.input) +
+    cachedAudio * cachedAudioRate +
     plainOutput * price.output +
-    reasoning * (price.reasoning ?? price.output)
+    reasoning * (price.reasoning ?? price.output) +
+    audioOutput * (price.audioOutput ?? price.output)
   if (usage.searchUnits) cost += usage.searchUnits * (price.perSearchUnit ?? 0)
   if (usage.pages) cost += usage.pages * (price.perPage ?? 0)
   if (units.images) cost += units.images * (price.perImage ?? 0)

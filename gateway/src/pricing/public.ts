@@ -1,6 +1,6 @@
 /**
  * The public pricing lookup's answer (`GET /model-configs/pricing/{provider}/{model}`): the spec's
- * ModelPricingConfig, prices in US cents per unit (per token, per image, per second of audio).
+ * ModelPricingConfig, prices in US cents per unit (per text or audio token, per image, per second of audio).
  */
 import { tablePrice, type Price } from './price.ts'
 
@@ -20,6 +20,9 @@ export function modelPricingConfig(price: Price): ModelPricingConfig {
     cache_read_input_token: cents(price.cachedInput),
     cache_write_input_token: cents(price.cacheWrite),
     reasoning_token: cents(price.reasoning),
+    request_audio_token: cents(price.audioInput),
+    response_audio_token: cents(price.audioOutput),
+    cache_read_audio_input_token: cents(price.cachedAudioInput),
   }
   const additional: Record<string, unknown> = {}
   if (price.perImage !== null) payAsYouGo.image = { default: { default: { price: price.perImage * CENTS } } }

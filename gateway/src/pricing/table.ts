@@ -1,6 +1,6 @@
 /**
  * The shipped pricing table: public list prices of the model families Gatehouse speaks, as data.
- * Units: USD per 1,000,000 tokens (text), USD per image, USD per second of audio, USD per search
+ * Units: USD per 1,000,000 tokens (text and audio tokens), USD per image, USD per second of audio, USD per search
  * unit (rerank) and per page (OCR). Standard (non-batch, non-priority) tier, the lowest context
  * tier where a provider charges by prompt length. Workspaces and integrations override any row
  * through the admin API (snapshot `prices`); a model missing here costs nothing until priced.
@@ -22,7 +22,16 @@ export interface UnitRow {
   readonly perPage?: number
 }
 
-export type PriceRow = TokenRow | UnitRow
+/** [audio input, audio output, cached audio input] in USD per 1M audio tokens. */
+export type AudioTokenRow = readonly [input: number, output: number, cachedInput?: number | null]
+
+/** A model that takes or speaks audio as tokens (realtime, audio chat): text and audio tokens at their own rates. */
+export interface AudioRow {
+  readonly text: TokenRow
+  readonly audio: AudioTokenRow
+}
+
+export type PriceRow = TokenRow | UnitRow | AudioRow
 
 const openai: Record<string, PriceRow> = {
   'gpt-5': [1.25, 10, 0.125],
@@ -33,11 +42,15 @@ const openai: Record<string, PriceRow> = {
   'gpt-4.1-nano': [0.1, 0.4, 0.025],
   'gpt-4o': [2.5, 10, 1.25],
   'gpt-4o-mini': [0.15, 0.6, 0.075],
-  // Realtime models at their text-token rates (audio tokens are not told apart in usage yet).
-  'gpt-realtime': [4, 16, 0.4],
-  'gpt-realtime-mini': [0.6, 2.4, 0.06],
-  'gpt-4o-realtime-preview': [5, 20, 2.5],
-  'gpt-4o-mini-realtime-preview': [0.6, 2.4, 0.3],
+  // Realtime and audio models price audio tokens per token, apart from text tokens.
+  'gpt-realtime': { text: [4, 16, 0.4], audio: [32, 64, 0.4] },
+  'gpt-realtime-mini': { text: [0.6, 2.4, 0.06], audio: [10, 20, 0.3] },
+  'gpt-4o-realtime-preview': { text: [5, 20, 2.5], audio: [40, 80, 2.5] },
+  'gpt-4o-mini-realtime-preview': { text: [0.6, 2.4, 0.3], audio: [10, 20, 0.3] },
+  'gpt-audio': { text: [2.5, 10], audio: [32, 64] },
+  'gpt-audio-mini': { text: [0.6, 2.4], audio: [10, 20] },
+  'gpt-4o-audio-preview': { text: [2.5, 10], audio: [40, 80] },
+  'gpt-4o-mini-audio-preview': { text: [0.15, 0.6], audio: [10, 20] },
   'gpt-4-turbo': [10, 30],
   'gpt-4': [30, 60],
   'gpt-3.5-turbo': [0.5, 1.5],

@@ -253,6 +253,12 @@ export interface Usage {
   cachedInputTokens?: number
   cacheWriteInputTokens?: number
   reasoningTokens?: number
+  /** Audio tokens among `inputTokens` (cached ones included): they bill at the audio input rate. */
+  audioInputTokens?: number
+  /** Audio tokens among `cachedInputTokens` (realtime sessions re-reading their own audio). */
+  cachedAudioInputTokens?: number
+  /** Audio tokens among `outputTokens`: they bill at the audio output rate. */
+  audioOutputTokens?: number
   /** Rerank search units, for providers that bill by them (Cohere). */
   searchUnits?: number
   /** Document pages processed, for providers that bill OCR by the page (Mistral). */
@@ -282,6 +288,11 @@ export function usageFromOpenAI(usage: OpenAIUsage | null | undefined): Usage {
   const reasoning = usage.completion_tokens_details?.reasoning_tokens
   if (cached !== undefined) result.cachedInputTokens = cached
   if (reasoning !== undefined) result.reasoningTokens = reasoning
+  // Chat completions with audio (gpt-4o-audio and the like) count audio inside prompt and completion tokens.
+  const audioInput = usage.prompt_tokens_details?.audio_tokens
+  const audioOutput = usage.completion_tokens_details?.audio_tokens
+  if (audioInput) result.audioInputTokens = audioInput
+  if (audioOutput) result.audioOutputTokens = audioOutput
   return result
 }
 

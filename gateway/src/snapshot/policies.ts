@@ -108,7 +108,7 @@ export const snapshotLimit = z.object({
   if (limit.kind === 'usage' && limit.type === 'requests') ctx.addIssue({ code: 'custom', path: ['type'], message: 'a usage limit counts cost or tokens' })
 })
 
-/** Per-model prices overriding the shipped table (USD per token, per image, per second of audio). */
+/** Per-model prices overriding the shipped table (USD per token, text or audio; per image; per second of audio). */
 export const snapshotPrice = z.object({
   /** Provider kind or a provider id: the most specific entry wins. */
   provider: z.string().min(1).max(255),
@@ -119,6 +119,10 @@ export const snapshotPrice = z.object({
   cachedInput: z.number().min(0).nullable().default(null),
   cacheWrite: z.number().min(0).nullable().default(null),
   reasoning: z.number().min(0).nullable().default(null),
+  /** Per audio token (input, output, cached input). */
+  audioInput: z.number().min(0).nullable().default(null),
+  audioOutput: z.number().min(0).nullable().default(null),
+  cachedAudioInput: z.number().min(0).nullable().default(null),
   perImage: z.number().min(0).nullable().default(null),
   perAudioSecond: z.number().min(0).nullable().default(null),
   version: z.string().min(1).max(64),

@@ -80,10 +80,19 @@ export const usageRecord = z.object({
   cachedInputTokens: count.default(0),
   cacheWriteInputTokens: count.default(0),
   reasoningTokens: count.default(0),
+  /** Audio tokens among the input (cached ones included), among the cached input, and among the output. */
+  audioInputTokens: count.default(0),
+  cachedAudioInputTokens: count.default(0),
+  audioOutputTokens: count.default(0),
   estimated: z.boolean().default(false),
   /** USD; null when the model has no price (neither the table nor an override). */
   costUsd: z.number().min(0).nullable().default(null),
   pricingVersion: z.string().max(64).nullable().default(null),
+  /**
+   * A cache hit (HIT, SEMANTIC HIT; its own cost is 0): USD the original answer cost, which the
+   * hit saved. Null on other records, and on hits of entries stored without a price.
+   */
+  cacheSavedCostUsd: z.number().min(0).nullable().default(null),
   latencyMs: z.number().min(0),
   /** Time to first byte (JSON) or first chunk (streams). */
   ttftMs: z.number().min(0).nullable().default(null),

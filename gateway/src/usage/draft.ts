@@ -47,8 +47,12 @@ export interface UsageDraft {
   cachedInputTokens: number
   cacheWriteInputTokens: number
   reasoningTokens: number
+  audioInputTokens: number
+  cachedAudioInputTokens: number
+  audioOutputTokens: number
   estimated: boolean
   costUsd: number | null
+  cacheSavedCostUsd: number | null
   pricingVersion: string | null
   latencyMs: number
   ttftMs: number | null
@@ -122,8 +126,12 @@ export function toUsageRecord(draft: UsageDraft): UsageRecord {
     cachedInputTokens: draft.cachedInputTokens,
     cacheWriteInputTokens: draft.cacheWriteInputTokens,
     reasoningTokens: draft.reasoningTokens,
+    audioInputTokens: draft.audioInputTokens,
+    cachedAudioInputTokens: draft.cachedAudioInputTokens,
+    audioOutputTokens: draft.audioOutputTokens,
     estimated: draft.estimated,
     costUsd: draft.costUsd,
+    cacheSavedCostUsd: draft.cacheSavedCostUsd,
     pricingVersion: draft.pricingVersion,
     latencyMs: draft.latencyMs,
     ttftMs: draft.ttftMs,

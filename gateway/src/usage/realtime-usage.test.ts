@@ -17,6 +17,18 @@ describe('RealtimeUsageTally', () => {
     tally.observe([split.subarray(0, 7), split.subarray(7)])
     const whole = frame({ type: 'response.done', response: { usage: { input_tokens: 1, output_tokens: -2, input_token_details: { cached_tokens: 'x' } } } })
     tally.observe(new Uint8Array(whole).buffer)
-    expect(tally.usage()).toEqual({ inputTokens: 16, outputTokens: 10, cachedInputTokens: 3 })
+    expect(tally.usage()).toEqual({ inputTokens: 16, outputTokens: 10, cachedInputTokens: 3, audioInputTokens: 0, cachedAudioInputTokens: 0, audioOutputTokens: 0 })
+  })
+
+  it('sums the audio tokens among input, cached input and output apart', () => {
+    const tally = new RealtimeUsageTally()
+    const usage = (audioIn: number, cachedAudio: number, audioOut: number) => ({
+      input_tokens: 100, output_tokens: 50,
+      input_token_details: { cached_tokens: 40, text_tokens: 100 - audioIn, audio_tokens: audioIn, cached_tokens_details: { text_tokens: 40 - cachedAudio, audio_tokens: cachedAudio } },
+      output_token_details: { text_tokens: 50 - audioOut, audio_tokens: audioOut },
+    })
+    tally.observe(frame({ type: 'response.done', response: { usage: usage(70, 30, 45) } }))
+    tally.observe(frame({ type: 'response.done', response: { usage: usage(10, 0, 5) } }))
+    expect(tally.usage()).toEqual({ inputTokens: 200, outputTokens: 100, cachedInputTokens: 80, audioInputTokens: 80, cachedAudioInputTokens: 30, audioOutputTokens: 50 })
   })
 })

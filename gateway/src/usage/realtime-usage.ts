@@ -1,7 +1,9 @@
 /**
  * Usage of a realtime session: the provider's own numbers, summed over the session. OpenAI
  * Realtime reports usage on each `response.done` server event (`response.usage`: input and output
- * tokens, cached input in `input_token_details.cached_tokens`); Azure's realtime API sends the
+ * tokens, cached input in `input_token_details.cached_tokens`, the audio among them in
+ * `input_token_details.audio_tokens`, `input_token_details.cached_tokens_details.audio_tokens` and
+ * `output_token_details.audio_tokens`: audio bills at its own rate); Azure's realtime API sends the
  * same events. Only frames from the provider are offered here, so a client cannot report usage.
  *
  * Frames are relayed untouched and most are audio deltas; a frame is parsed only when its bytes
@@ -14,7 +16,8 @@ const MARKER = Buffer.from('response.done')
 interface ResponseDoneUsage {
   input_tokens?: unknown
   output_tokens?: unknown
-  input_token_details?: { cached_tokens?: unknown } | null
+  input_token_details?: { cached_tokens?: unknown; audio_tokens?: unknown; cached_tokens_details?: { audio_tokens?: unknown } | null } | null
+  output_token_details?: { audio_tokens?: unknown } | null
 }
 
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0)
@@ -29,6 +32,9 @@ export class RealtimeUsageTally {
   #input = 0
   #output = 0
   #cached = 0
+  #audioInput = 0
+  #cachedAudioInput = 0
+  #audioOutput = 0
 
   /** Looks at one text frame from the provider; anything but a `response.done` with usage is ignored. */
   observe(data: Buffer | ArrayBuffer | Buffer[]): void {
@@ -47,11 +53,21 @@ export class RealtimeUsageTally {
     this.#input += count(usage.input_tokens)
     this.#output += count(usage.output_tokens)
     this.#cached += count(usage.input_token_details?.cached_tokens)
+    this.#audioInput += count(usage.input_token_details?.audio_tokens)
+    this.#cachedAudioInput += count(usage.input_token_details?.cached_tokens_details?.audio_tokens)
+    this.#audioOutput += count(usage.output_token_details?.audio_tokens)
   }
 
   /** The session's usage so far; null when the provider reported none. */
   usage(): Usage | null {
     if (this.#responses === 0) return null
-    return { inputTokens: this.#input, outputTokens: this.#output, cachedInputTokens: this.#cached }
+    return {
+      inputTokens: this.#input,
+      outputTokens: this.#output,
+      cachedInputTokens: this.#cached,
+      audioInputTokens: this.#audioInput,
+      cachedAudioInputTokens: this.#cachedAudioInput,
+      audioOutputTokens: this.#audioOutput,
+    }
   }
 }

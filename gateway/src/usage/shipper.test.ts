@@ -16,7 +16,7 @@ function draft(overrides: Partial<UsageDraft> = {}): UsageDraft {
     providerKind: 'openai', integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, agentServerId: null, agentMethod: null, route: 'chat', endpointType: 'chatComplete',
     modelRequested: 'gpt-4o', modelServed: 'gpt-4o', attempts: 1, retries: 0, targetPath: null, statusCode: 200, errorCode: null,
     cacheStatus: null, streamed: false, aborted: false, finishReason: 'stop', inputTokens: 10, outputTokens: 5, cachedInputTokens: 0,
-    cacheWriteInputTokens: 0, reasoningTokens: 0, estimated: false, costUsd: 0.001, pricingVersion: 'v', latencyMs: 12, ttftMs: 12,
+    cacheWriteInputTokens: 0, reasoningTokens: 0, audioInputTokens: 0, cachedAudioInputTokens: 0, audioOutputTokens: 0, estimated: false, costUsd: 0.001, cacheSavedCostUsd: null, pricingVersion: 'v', latencyMs: 12, ttftMs: 12,
     metadata: { team: 'a', n: 3 }, logLevel: 'full',
     requestBody: { model: 'gpt-4o', messages: [{ role: 'user', content: 'my key is sk-abcdefghijklmnopqrstuvwx' }], api_key: 'plain' },
     responseBody: { choices: [{ message: { content: 'x'.repeat(2000) } }] }, annotations: null,

@@ -143,10 +143,28 @@ describe('model pricing', () => {
     expect(snapshot.workspaces.find((w) => w.id === wsA)?.logLevel).toBe('full')
   })
 
+  it('takes audio token prices in an override, versioned, into the snapshot', async () => {
+    // Break tried: the compiler dropping the override's audio output price (the snapshot assertion fails).
+    const put = await h.call('PUT', '/v1/model-pricing/openai/gpt-realtime', h.ownerKey, { audio_input: 0.00003, audio_output: 0.00006, cached_audio_input: 0.0000005 })
+    expect(put.statusCode, put.body).toBe(200)
+    expect(put.json()).toMatchObject({ version: 1, audio_input: 0.00003, audio_output: 0.00006, cached_audio_input: 0.0000005, input: null })
+    expect((await h.call('PUT', '/v1/model-pricing/openai/gpt-realtime', h.ownerKey, { audio_output: -1 })).statusCode).toBe(400)
+    expect((await h.call('PUT', '/v1/model-pricing/openai/gpt-realtime', h.ownerKey, { audio_output: 0.00007 })).json()).toMatchObject({ version: 2, audio_input: null, audio_output: 0.00007 })
+    const versions = (await h.call('GET', '/v1/model-pricing/openai/gpt-realtime/versions', h.ownerKey)).json()
+    expect(versions.data.map((v: { version: number; audio_output: number }) => [v.version, v.audio_output])).toEqual([[2, 0.00007], [1, 0.00006]])
+    const snapshot = await compileSnapshot(h.store, { generation: 3 })
+    expect(snapshot.prices).toEqual([expect.objectContaining({ provider: 'openai', model: 'gpt-realtime', audioInput: null, audioOutput: 0.00007, cachedAudioInput: null, version: expect.stringMatching(/:v2$/) })])
+    expect((await h.call('DELETE', '/v1/model-pricing/openai/gpt-realtime', h.ownerKey)).statusCode).toBe(200)
+  })
+
   it('answers the public lookup without a key, in cents per token', async () => {
     const found = await h.call('GET', '/model-configs/pricing/openai/gpt-4o-mini', null)
     expect(found.statusCode).toBe(200)
     expect(found.json().pay_as_you_go.request_token.price).toBeCloseTo(0.000015, 12)
+    const realtime = (await h.call('GET', '/model-configs/pricing/openai/gpt-realtime', null)).json()
+    expect(realtime.pay_as_you_go.request_audio_token.price).toBeCloseTo(0.0032, 12)
+    expect(realtime.pay_as_you_go.response_audio_token.price).toBeCloseTo(0.0064, 12)
+    expect(realtime.pay_as_you_go.cache_read_audio_input_token.price).toBeCloseTo(0.00004, 12)
     const missing = await h.call('GET', '/model-configs/pricing/openai/no-such-model', null)
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ error: 'Model not found' })

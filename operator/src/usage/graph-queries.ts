@@ -1,12 +1,15 @@
 /**
  * The analytics graphs that are not plain sums per bucket: requests rescued by retries or
- * fallbacks, cache-hit latency, errors stacked by status code and errors per status code.
+ * fallbacks, cache hits and what they saved, cache-hit latency, errors stacked by status code and
+ * errors per status code.
  *
  * A request is rescued by a retry when it succeeded (status below 400) after `retries` > 0 retries
  * at the target that answered; by a fallback when it succeeded at a target other than the first
  * it tried (it made more attempts than its retries there account for: `attempts > retries + 1`).
- * One request may be both. Rescues and cache latency need the raw logs (the rollups know neither
- * attempts nor per-status latency); the error graphs read the rollups where the filters allow.
+ * One request may be both. A cache hit saved what its stored answer first cost
+ * (`cache_saved_cost_usd` on the hit's record); the savings are summed from the range's start.
+ * Rescues, cache hits and cache latency need the raw logs (the rollups know neither attempts,
+ * simple from semantic hits, savings nor per-status latency); the error graphs read the rollups where the filters allow.
  */
 import type { SqlExecutor } from '../store/sql.ts'
 import { bucketOf } from './aggregate.ts'
@@ -45,6 +48,38 @@ export async function rescuedGraph(db: SqlExecutor, where: Conditions, bucketMs:
     fallback += row.fallback
   }
   return { summary: { retry, fallback }, data_points: [...points.values()] }
+}
+
+export async function cacheHitRateGraph(db: SqlExecutor, where: Conditions, bucketMs: number): Promise<Graph> {
+  const params = [...where.params, String(bucketMs)]
+  const rows = await db.query<{ t: Date; requests: number; simple_hits: number; semantic_hits: number; simple_saved: number; semantic_saved: number }>(
+    `SELECT ${bucketOf('logs', `$${params.length}`)} AS t, count(*)::float8 AS requests,
+            (count(*) FILTER (WHERE cache_status = 'HIT'))::float8 AS simple_hits,
+            (count(*) FILTER (WHERE cache_status = 'SEMANTIC HIT'))::float8 AS semantic_hits,
+            coalesce(sum(cache_saved_cost_usd) FILTER (WHERE cache_status = 'HIT'), 0)::float8 AS simple_saved,
+            coalesce(sum(cache_saved_cost_usd) FILTER (WHERE cache_status = 'SEMANTIC HIT'), 0)::float8 AS semantic_saved
+     FROM usage_logs WHERE ${where.sql} GROUP BY 1 ORDER BY 1`,
+    params,
+  )
+  let requests = 0
+  let hits = 0
+  let simpleSavings = 0
+  let semanticSavings = 0
+  const points = rows.map((row) => {
+    requests += row.requests
+    hits += row.simple_hits + row.semantic_hits
+    simpleSavings += row.simple_saved
+    semanticSavings += row.semantic_saved
+    return {
+      timestamp: new Date(row.t).toISOString(),
+      simple_hits: row.simple_hits,
+      semantic_hits: row.semantic_hits,
+      rate: row.requests ? (100 * (row.simple_hits + row.semantic_hits)) / row.requests : 0,
+      cumulative_simple_cache_savings: simpleSavings,
+      cumulative_semantic_cache_savings: semanticSavings,
+    }
+  })
+  return { summary: { total: hits, rate: requests ? (100 * hits) / requests : 0 }, data_points: points }
 }
 
 export async function cacheLatencyGraph(db: SqlExecutor, where: Conditions, bucketMs: number): Promise<Graph> {

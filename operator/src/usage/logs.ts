@@ -48,6 +48,10 @@ export interface LogRow {
   cached_input_tokens: number | string
   cache_write_input_tokens: number | string
   reasoning_tokens: number | string
+  audio_input_tokens: number | string
+  cached_audio_input_tokens: number | string
+  audio_output_tokens: number | string
+  cache_saved_cost_usd: number | null
   estimated: boolean
   cost_usd: number | null
   pricing_version: string | null
@@ -65,7 +69,8 @@ export interface LogRow {
 const SUMMARY_COLUMNS = `id, created_at, organization_id, workspace_id, api_key_id, user_id, trace_id, span_id, parent_span_id, span_name,
   provider_id, provider_slug, provider_kind, integration_id, config_id, deployment_id, prompt_id, prompt_version_id, route, endpoint_type, model_requested,
   model_served, attempts, retries, target_path, status_code, error_code, cache_status, streamed, aborted, finish_reason, input_tokens,
-  output_tokens, cached_input_tokens, cache_write_input_tokens, reasoning_tokens, estimated, cost_usd, pricing_version, latency_ms, ttft_ms,
+  output_tokens, cached_input_tokens, cache_write_input_tokens, reasoning_tokens, audio_input_tokens, cached_audio_input_tokens,
+  audio_output_tokens, estimated, cost_usd, cache_saved_cost_usd, pricing_version, latency_ms, ttft_ms,
   metadata, log_level, bodies_dropped, mcp_server_id, mcp_tool_name, agent_server_id, agent_method`
 
 /** The log as the admin API shows it. */
@@ -116,11 +121,15 @@ export function logView(row: LogRow, bodies: boolean): Record<string, unknown> {
       cached_input_tokens: Number(row.cached_input_tokens),
       cache_write_input_tokens: Number(row.cache_write_input_tokens),
       reasoning_tokens: Number(row.reasoning_tokens),
+      audio_input_tokens: Number(row.audio_input_tokens),
+      cached_audio_input_tokens: Number(row.cached_audio_input_tokens),
+      audio_output_tokens: Number(row.audio_output_tokens),
       total_tokens: input + output,
       estimated: row.estimated,
     },
     cost: row.cost_usd,
     cost_currency: 'USD',
+    cache_saved_cost: row.cache_saved_cost_usd,
     pricing_version: row.pricing_version,
     latency_ms: row.latency_ms,
     ttft_ms: row.ttft_ms,

@@ -46,6 +46,9 @@ export function generateUsageRecords(options: GeneratedOptions): UsageRecord[] {
     const atMs = options.fromMs + Math.floor(random() * (options.toMs - options.fromMs))
     const workspaceId = pick(options.workspaceIds)
     const cache = random()
+    const hit = cache < 0.15
+    // A hit costs nothing; what the answer would have cost is what it saved.
+    const priced = ok ? Math.round(inputTokens * 2.5 + outputTokens * 10) / 1e6 : 0
     records.push({
       id: `gen-${options.seed ?? 42}-${index}`,
       createdAt: new Date(atMs).toISOString(),
@@ -87,8 +90,12 @@ export function generateUsageRecords(options: GeneratedOptions): UsageRecord[] {
       cachedInputTokens: 0,
       cacheWriteInputTokens: 0,
       reasoningTokens: 0,
+      audioInputTokens: 0,
+      cachedAudioInputTokens: 0,
+      audioOutputTokens: 0,
       estimated: false,
-      costUsd: ok ? Math.round((inputTokens * 2.5 + outputTokens * 10)) / 1e6 : 0,
+      costUsd: hit ? 0 : priced,
+      cacheSavedCostUsd: hit && ok ? priced : null,
       pricingVersion: 'gatehouse-2026-11-01',
       // Log-normal around ~400 ms with a long tail.
       latencyMs: Math.round(Math.exp(6 + 0.9 * Math.sqrt(-2 * Math.log(random() || 1e-9)) * Math.cos(2 * Math.PI * random())) * 10) / 10,

@@ -98,9 +98,11 @@ describe('account stage, JSON answers', () => {
     // A hit under a config answers before dispatch: no provider is set on the facts.
     await composePipeline(chat, [accountStage({ sink, now })], async (e): Promise<Answer> => {
       e.facts.cacheStatus = status
+      // What the cache stage read off the stored entry: the answer's cost when first served.
+      e.facts.cacheSavedCostUsd = 0.00045
       return { kind: 'json', status: 200, body: { model: 'gpt-4o-mini', choices: [] }, usage: { inputTokens: 1000, outputTokens: 500 } }
     }).run(ex)
-    expect(drafts[0]).toMatchObject({ cacheStatus: status, costUsd: 0, inputTokens: 1000, outputTokens: 500 })
+    expect(drafts[0]).toMatchObject({ cacheStatus: status, costUsd: 0, cacheSavedCostUsd: 0.00045, inputTokens: 1000, outputTokens: 500 })
     expect(ex.facts.annotations.costUsd).toBe(0)
   })
 

@@ -15,11 +15,12 @@
  * shipping happen off the request path, so the stage costs a few object writes per request.
  */
 import { GatewayError } from '../../core/errors.ts'
-import { costOf, priceFor } from '../../pricing/index.ts'
+import { costOf } from '../../pricing/index.ts'
 import type { Usage } from '../../providers/canonical.ts'
 import type { UsageDraft, UsageSink } from '../../usage/draft.ts'
 import { estimateUsage, loadTokenizer } from '../../usage/estimate.ts'
 import { chunkValue } from '../../core/raw-json.ts'
+import { exchangePrice } from './exchange-price.ts'
 import { observeStream, type Answer, type Exchange, type Operation, type Stage, type StageFactory } from '../stage.ts'
 
 export interface AccountStageOptions {
@@ -95,8 +96,12 @@ class Account {
       cachedInputTokens: 0,
       cacheWriteInputTokens: 0,
       reasoningTokens: 0,
+      audioInputTokens: 0,
+      cachedAudioInputTokens: 0,
+      audioOutputTokens: 0,
       estimated: false,
       costUsd: null,
+      cacheSavedCostUsd: null,
       pricingVersion: null,
       latencyMs: 0,
       ttftMs: null,
@@ -162,6 +167,9 @@ class Account {
       draft.cachedInputTokens = counted.cachedInputTokens ?? 0
       draft.cacheWriteInputTokens = counted.cacheWriteInputTokens ?? 0
       draft.reasoningTokens = counted.reasoningTokens ?? 0
+      draft.audioInputTokens = counted.audioInputTokens ?? 0
+      draft.cachedAudioInputTokens = counted.cachedAudioInputTokens ?? 0
+      draft.audioOutputTokens = counted.audioOutputTokens ?? 0
     }
     draft.estimated = estimated
     // Nothing counted, nothing spent; a priced model below may still name its pricing version.
@@ -178,20 +186,17 @@ class Account {
   }
 
   #price(usage: Usage | null): void {
-    const { facts, context } = this.#exchange
+    const facts = this.#exchange.facts
     const draft = this.draft
-    // A cache hit was answered without the provider (none is set on the facts then): nothing was spent.
+    // A cache hit was answered without the provider (none is set on the facts then): nothing was
+    // spent, and what the stored answer first cost was saved.
     if (draft.cacheStatus === 'HIT' || draft.cacheStatus === 'SEMANTIC HIT') {
       draft.costUsd = 0
+      draft.cacheSavedCostUsd = facts.cacheSavedCostUsd
       facts.annotations.costUsd = 0
       return
     }
-    const provider = facts.provider
-    if (!provider || draft.modelServed === null) return
-    const { kind, id } = provider.record
-    const price =
-      priceFor(kind, id, draft.modelServed, context.workspaceId, context.runtime.prices) ??
-      (facts.upstreamModel !== null && facts.upstreamModel !== draft.modelServed ? priceFor(kind, id, facts.upstreamModel, context.workspaceId, context.runtime.prices) : null)
+    const price = exchangePrice(this.#exchange, draft.modelServed)
     if (price === null) return
     draft.pricingVersion = price.version
     draft.costUsd = usage === null ? 0 : costOf(usage, price)

@@ -31,6 +31,7 @@ import type { SemanticCache } from '../../cache/semantic-cache.ts'
 import { semanticQuery, type SemanticQuery } from '../../cache/semantic-query.ts'
 import type { CacheConfig } from '../../snapshot/config-schema.ts'
 import { embedText } from './cache-embedding.ts'
+import { exchangeCost } from './exchange-price.ts'
 import { RawJson, toJsonText } from '../../core/raw-json.ts'
 import { hasTargetCache } from '../../routing/plan.ts'
 import { observeStream, type Answer, type CacheStatus, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
@@ -70,7 +71,7 @@ function replay(entry: CachedAnswer, format: 'openai' | 'anthropic'): Answer {
   return { kind: 'stream', status: entry.status, batches: batches(), result: () => ({ usage, finishReason: { unified: 'stop' } }) }
 }
 
-function recordStream(answer: StreamAnswer, format: 'openai' | 'anthropic', store: (entry: CachedAnswer) => void): StreamAnswer {
+function recordStream(exchange: Exchange, answer: StreamAnswer, format: 'openai' | 'anthropic', store: (entry: CachedAnswer) => void): StreamAnswer {
   const chunks: Array<{ event?: string; data: string }> = []
   return observeStream(answer, {
     onBatch(batch) {
@@ -87,7 +88,7 @@ function recordStream(answer: StreamAnswer, format: 'openai' | 'anthropic', stor
     onEnd({ completed, error }) {
       if (!completed || error !== null) return
       const usage = answer.result()?.usage ?? null
-      store({ kind: 'stream', status: answer.status, chunks, usage: usage && { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } })
+      store({ kind: 'stream', status: answer.status, chunks, usage: usage && { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }, costUsd: exchangeCost(exchange, usage) })
     },
   })
 }
@@ -153,6 +154,7 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
     const key = query !== null ? SEMANTIC_KEY_PREFIX + exactKey : exactKey
     const answered = (status: 'HIT' | 'SEMANTIC HIT', entry: CachedAnswer): Lookup => {
       setStatus(exchange, status)
+      exchange.facts.cacheSavedCostUsd = entry.costUsd ?? null
       return { hit: replay(entry, operation.format) }
     }
     if (!refresh) {
@@ -180,10 +182,11 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
       void stored.catch(failed('write'))
     }
     if (answer.kind === 'json' && answer.status === 200) {
-      store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage: answer.usage && { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens } })
+      const usage = answer.usage && { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens }
+      store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage, costUsd: exchangeCost(exchange, answer.usage ?? null) })
       return answer
     }
-    if (answer.kind === 'stream' && answer.status === 200) return recordStream(answer, exchange.operation.format, store)
+    if (answer.kind === 'stream' && answer.status === 200) return recordStream(exchange, answer, exchange.operation.format, store)
     return answer
   }
 

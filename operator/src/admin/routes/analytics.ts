@@ -16,7 +16,7 @@ import {
   perRequestSums, weightedAverage, type FeedbackSumRow,
 } from '../../usage/feedback.ts'
 import { Conditions, sourceFor, whereOf, type Source } from '../../usage/filters.ts'
-import { cacheLatencyGraph, errorStacksGraph, errorStatusCodesGraph, rescuedGraph, type Graph as QueryGraph } from '../../usage/graph-queries.ts'
+import { cacheHitRateGraph, cacheLatencyGraph, errorStacksGraph, errorStatusCodesGraph, rescuedGraph, type Graph as QueryGraph } from '../../usage/graph-queries.ts'
 import type { SqlExecutor } from '../../store/sql.ts'
 import type { AdminContext } from '../context.ts'
 import { pagination, parse } from '../http.ts'
@@ -96,7 +96,6 @@ const GRAPHS: Record<string, { point: Graph; summary: Graph; latency?: boolean; 
   },
   errors: { point: (t) => ({ total: t.errors }), summary: (t) => ({ total: t.errors }) },
   'errors/rate': { point: (t) => ({ rate: t.requests ? (100 * t.errors) / t.requests : 0 }), summary: (t) => ({ rate: t.requests ? (100 * t.errors) / t.requests : 0 }) },
-  'cache/hit-rate': { point: (t) => ({ hits: t.cacheHits, rate: t.requests ? (100 * t.cacheHits) / t.requests : 0 }), summary: (t) => ({ total: t.cacheHits, rate: t.requests ? (100 * t.cacheHits) / t.requests : 0 }) },
   users: { point: (t) => ({ total: t.users }), summary: (t) => ({ total: t.users }), users: true },
   'users/requests': { point: (t) => ({ avg: t.users ? t.requests / t.users : 0 }), summary: (t) => ({ total: t.requests, unique: t.users, avg: t.users ? t.requests / t.users : 0 }), users: true },
 }
@@ -114,6 +113,7 @@ const errorsSource = (scope: UsageScope): Source => sourceFor(scope.filters, sco
 /** Graphs with their own query (graph-queries.ts, feedback.ts). */
 const QUERY_GRAPHS: Record<string, (input: GraphInput) => Promise<QueryGraph>> = {
   'requests/rescued': ({ db, scope, bucketMs }) => rescuedGraph(db, logsWhere(scope), bucketMs),
+  'cache/hit-rate': async ({ db, scope, bucketMs }) => ({ source: 'logs', ...(await cacheHitRateGraph(db, logsWhere(scope), bucketMs)) }),
   'cache/latency': ({ db, scope, bucketMs }) => cacheLatencyGraph(db, logsWhere(scope), bucketMs),
   'errors/stacks': ({ db, scope, bucketMs }) => {
     const source = errorsSource(scope)

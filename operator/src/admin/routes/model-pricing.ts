@@ -1,6 +1,6 @@
 /**
- * Model Pricing overrides: /v1/model-pricing. Prices are USD per unit (per token, per image, per
- * second of audio); an override's null fields keep the shipped table's value. Every change is a
+ * Model Pricing overrides: /v1/model-pricing. Prices are USD per unit (per text token; per audio
+ * token: `audio_input`, `audio_output`, `cached_audio_input`; per image; per second of audio); an override's null fields keep the shipped table's value. Every change is a
  * new version (GET .../versions lists them); the newest is compiled into the snapshot and used by
  * gateways for new requests, named on each usage record as its pricing version.
  *
@@ -22,15 +22,20 @@ import { canSee, requireScope, targetWorkspace, workspaceRefSchema } from './res
 const price = z.number().min(0).max(1000).nullable().default(null)
 const putSchema = z.strictObject({
   workspace_id: workspaceRefSchema.optional(),
-  input: price, output: price, cached_input: price, cache_write: price, reasoning: price, per_image: price, per_audio_second: price,
-}).refine((b) => [b.input, b.output, b.cached_input, b.cache_write, b.reasoning, b.per_image, b.per_audio_second].some((v) => v !== null), 'set at least one price')
+  input: price, output: price, cached_input: price, cache_write: price, reasoning: price,
+  audio_input: price, audio_output: price, cached_audio_input: price, per_image: price, per_audio_second: price,
+}).refine(
+  (b) => [b.input, b.output, b.cached_input, b.cache_write, b.reasoning, b.audio_input, b.audio_output, b.cached_audio_input, b.per_image, b.per_audio_second].some((v) => v !== null),
+  'set at least one price',
+)
 const keyQuery = z.object({ workspace_id: workspaceRefSchema.optional() }).loose()
 
 function view(record: ModelPriceRecord) {
   return {
     object: 'model-price', id: record.id, workspace_id: record.workspaceId, provider: record.provider, model: record.model, version: record.version,
-    deleted: record.deleted, currency: 'USD', unit: 'per token (text), per image, per second (audio)',
+    deleted: record.deleted, currency: 'USD', unit: 'per token (text and audio tokens), per image, per second (audio)',
     input: record.input, output: record.output, cached_input: record.cachedInput, cache_write: record.cacheWrite, reasoning: record.reasoning,
+    audio_input: record.audioInput, audio_output: record.audioOutput, cached_audio_input: record.cachedAudioInput,
     per_image: record.perImage, per_audio_second: record.perAudioSecond, created_by: record.createdBy, created_at: record.createdAt,
   }
 }
@@ -66,7 +71,8 @@ export function modelPricingRoutes(app: FastifyInstance, ctx: AdminContext): voi
     const key = await keyOf(request, body.workspace_id, true)
     const principal = principalOf(request)
     const record = await ctx.store.modelPrices.put(principal.organizationId, key, {
-      input: body.input, output: body.output, cachedInput: body.cached_input, cacheWrite: body.cache_write, reasoning: body.reasoning, perImage: body.per_image, perAudioSecond: body.per_audio_second,
+      input: body.input, output: body.output, cachedInput: body.cached_input, cacheWrite: body.cache_write, reasoning: body.reasoning,
+      audioInput: body.audio_input, audioOutput: body.audio_output, cachedAudioInput: body.cached_audio_input, perImage: body.per_image, perAudioSecond: body.per_audio_second,
     }, principal.actor.id)
     audit(request, { action: 'model_price.update', resourceType: 'model_price', resourceId: record.id, workspaceId: key.workspaceId })
     return view(record)

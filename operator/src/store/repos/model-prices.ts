@@ -1,8 +1,8 @@
 /**
  * Model price overrides, versioned: every change writes a new version of its (workspace, provider,
  * model) entry; a deletion is a version too. The newest version of each entry that is not a
- * deletion is what the compiler puts into `snapshot.prices`. Prices are USD per unit (per token,
- * per image, per second of audio).
+ * deletion is what the compiler puts into `snapshot.prices`. Prices are USD per unit (per text or
+ * audio token, per image, per second of audio).
  */
 import { newId } from '../rows.ts'
 import type { SqlExecutor } from '../sql.ts'
@@ -24,6 +24,10 @@ export const modelPriceTable = table('model_prices', {
   cachedInput: number().nullable().insert(),
   cacheWrite: number().nullable().insert(),
   reasoning: number().nullable().insert(),
+  /** Per audio token (migration 0014). */
+  audioInput: number().nullable().insert(),
+  audioOutput: number().nullable().insert(),
+  cachedAudioInput: number().nullable().insert(),
   perImage: number().nullable().insert(),
   perAudioSecond: number().nullable().insert(),
   createdBy: text().nullable().insert(),
@@ -32,7 +36,7 @@ export const modelPriceTable = table('model_prices', {
 
 export type ModelPriceRecord = RecordOf<typeof modelPriceTable.fields>
 
-export type ModelPriceFields = Pick<ModelPriceRecord, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning' | 'perImage' | 'perAudioSecond'>
+export type ModelPriceFields = Pick<ModelPriceRecord, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning' | 'audioInput' | 'audioOutput' | 'cachedAudioInput' | 'perImage' | 'perAudioSecond'>
 
 export interface ModelPriceKey {
   workspaceId: string | null
@@ -50,7 +54,9 @@ export class ModelPriceRepository {
   }
 
   async #write(organizationId: string, key: ModelPriceKey, fields: ModelPriceFields | null, createdBy: string | null): Promise<ModelPriceRecord> {
-    const f = fields ?? { input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null, perImage: null, perAudioSecond: null }
+    const f = fields ?? {
+      input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: null, perAudioSecond: null,
+    }
     // The next version in one statement: the unique index turns a concurrent writer's race into a conflict (409).
     const insert = modelPriceTable.insert({ ...f, organizationId, workspaceId: key.workspaceId, provider: key.provider, model: key.model, deleted: fields === null, createdBy }, 5)
     const [row] = await this.#db.query(

@@ -46,6 +46,8 @@ const COLUMNS: ReadonlyArray<readonly [keyof UsageRecord, string, string]> = [
   ['promptVersionId', 'prompt_version_id', 'text'],
   ['mcpServerId', 'mcp_server_id', 'text'], ['mcpToolName', 'mcp_tool_name', 'text'],
   ['agentServerId', 'agent_server_id', 'text'], ['agentMethod', 'agent_method', 'text'],
+  ['audioInputTokens', 'audio_input_tokens', 'bigint'], ['cachedAudioInputTokens', 'cached_audio_input_tokens', 'bigint'],
+  ['audioOutputTokens', 'audio_output_tokens', 'bigint'], ['cacheSavedCostUsd', 'cache_saved_cost_usd', 'double precision'],
 ]
 
 const COLUMN_LIST = COLUMNS.map(([, column]) => column).join(', ')
