@@ -3,7 +3,9 @@
  * guardrail sees the rendered messages (a word that only a variable brings in is denied with 446
  * before the provider is called), the response cache keys on the rendered request (the same
  * variables hit, other variables miss), and a request rate limit counts prompt completions like
- * any chat request (counters in the shared Redis under a prefix of this test's own).
+ * any chat request (counters in the shared Redis under a prefix of this test's own). A raw
+ * template runs the same stages as a text completion: the guardrail reads the rendered `prompt`,
+ * and the cache keys on it.
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -31,6 +33,9 @@ beforeAll(async () => {
     snapshot.prompts = [{
       id: 'prompt-guide', slug: 'guide', name: 'Guide', workspaceId: WORKSPACE_ID, virtualKey: 'sim', defaultVersionId: 'guide-v1',
       versions: [{ id: 'guide-v1', version: 1, template: 'Tell me about {{topic}}', model: 'gpt-4o-mini', parameters: { max_tokens: 20 } }],
+    }, {
+      id: 'prompt-raw', slug: 'raw', name: 'Raw', workspaceId: WORKSPACE_ID, virtualKey: 'sim', defaultVersionId: 'raw-v1',
+      versions: [{ id: 'raw-v1', version: 1, template: 'Q: {{topic}}\nA:', isRawTemplate: true, model: 'gpt-3.5-turbo-instruct', parameters: { max_tokens: 20 } }],
     }]
     snapshot.guardrails = [NO_PASSWORDS]
     snapshot.guardrailDefaults = [{ workspaceId: null, input: ['no-passwords'], output: [] }]
@@ -44,8 +49,8 @@ afterAll(async () => {
 })
 beforeEach(() => simulator.reset())
 
-async function complete(variables: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${gateway.baseUrl}/prompts/guide/completions`, {
+async function complete(variables: Record<string, unknown>, headers: Record<string, string> = {}, prompt = 'guide'): Promise<Response> {
+  return fetch(`${gateway.baseUrl}/prompts/${prompt}/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${gateway.workspaceKey}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ variables }),
@@ -78,6 +83,20 @@ describe('prompt completions through the pipeline', () => {
     const other = await complete({ topic: 'cached bats' }, { 'x-gateway-config': 'cached' })
     expect(other.headers.get('x-gateway-cache-status')).toBe('MISS')
     expect(simulator.requests).toHaveLength(2)
+  })
+
+  // Break tried: dispatching raw templates on the chat branch fails this (a 400 on `messages`, no text_completion).
+  it('a raw template is a text completion to every stage: the guardrail reads its prompt, the cache keys on it', async () => {
+    const denied = await complete({ topic: 'my password hunter2' }, {}, 'raw')
+    expect(denied.status).toBe(446)
+    expect(simulator.requests).toHaveLength(0)
+    const first = await complete({ topic: 'cached owls' }, { 'x-gateway-config': 'cached' }, 'raw')
+    expect(first.status).toBe(200)
+    expect(first.headers.get('x-gateway-cache-status')).toBe('MISS')
+    expect(((await first.json()) as { object: string }).object).toBe('text_completion')
+    expect(simulator.requests.at(-1)).toMatchObject({ path: '/v1/completions', body: { prompt: 'Q: cached owls\nA:' } })
+    expect((await complete({ topic: 'cached owls' }, { 'x-gateway-config': 'cached' }, 'raw')).headers.get('x-gateway-cache-status')).toBe('HIT')
+    expect(simulator.requests).toHaveLength(1)
   })
 
   it('a request rate limit counts prompt completions', async () => {

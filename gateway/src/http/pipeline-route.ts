@@ -111,6 +111,10 @@ export async function serveExchange(pipeline: Terminal, exchange: Exchange, repl
 
 /** A fastify handler for a route: its pipeline is composed once, here. */
 export function pipelineHandler(spec: RouteSpec, deps: PipelineDeps, format: AnswerFormat): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const pipeline = buildRoutePipeline(spec, deps)
+  return pipelineHandlerOf(spec, buildRoutePipeline(spec, deps), deps, format)
+}
+
+/** A fastify handler running a pipeline already composed for `spec` (a branching one fronted by it, too). */
+export function pipelineHandlerOf(spec: RouteSpec, pipeline: Pipeline, deps: PipelineDeps, format: AnswerFormat): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return (request, reply) => serveExchange(pipeline.run, startExchange(spec, deps, pipeline, request, reply), reply, format)
 }

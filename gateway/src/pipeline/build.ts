@@ -10,11 +10,12 @@
  * guardrails so a denied answer is never stored. Feature stages (account, limits, guardrails,
  * cache) are optional: a gateway without them, or a route they do not apply to, pays nothing.
  */
+import { GatewayError } from '../core/errors.ts'
 import type { DataPlaneJwt } from './authenticate-jwt.ts'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import type { SidecarAuth } from './authenticate-sidecar.ts'
 import type { RouteSpec } from './route-spec.ts'
-import { composePipeline, type Pipeline, type Stage, type StageFactory, type Terminal } from './stage.ts'
+import { composePipeline, type Exchange, type Pipeline, type Stage, type StageFactory, type Terminal } from './stage.ts'
 import { authenticateStage } from './stages/authenticate.ts'
 import { dispatchTerminal } from './stages/dispatch.ts'
 import { resolveRouteStage } from './stages/resolve-route.ts'
@@ -50,15 +51,20 @@ function asFactory(stage: Stage | null, name: string): StageFactory {
   return { name, forOperation: () => stage }
 }
 
-/** The stage factories of a route's pipeline, in order (dispatch is the terminal). */
-export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageFactory[] {
+function present(factory: StageFactory | undefined): StageFactory[] {
+  return factory ? [factory] : []
+}
+
+/** The stages up to authentication: they run before anything of the request's content is known. */
+function frontStageFactories(spec: RouteSpec, deps: PipelineDeps): StageFactory[] {
   const features = deps.features ?? {}
-  const present = (factory: StageFactory | undefined): StageFactory[] => (factory ? [factory] : [])
+  return [...present(features.trace), ...present(features.observe), ...present(features.measure), asFactory(authenticateStage(spec, deps), 'authenticate')]
+}
+
+/** The stages after authentication, which the operation shapes (accounting, limits, guardrails, cache). */
+function operationStageFactories(spec: RouteSpec, deps: PipelineDeps): StageFactory[] {
+  const features = deps.features ?? {}
   return [
-    ...present(features.trace),
-    ...present(features.observe),
-    ...present(features.measure),
-    asFactory(authenticateStage(spec, deps), 'authenticate'),
     ...present(features.account),
     asFactory(validateStage(spec), 'validate'),
     asFactory(resolveRouteStage(spec), 'resolve-route'),
@@ -69,8 +75,34 @@ export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageF
   ]
 }
 
+/** The stage factories of a route's pipeline, in order (dispatch is the terminal). */
+export function routeStageFactories(spec: RouteSpec, deps: PipelineDeps): StageFactory[] {
+  return [...frontStageFactories(spec, deps), ...operationStageFactories(spec, deps)]
+}
+
 export function buildRoutePipeline(spec: RouteSpec, deps: PipelineDeps): Pipeline {
   return composePipeline(spec.operation, routeStageFactories(spec, deps), dispatchTerminal(spec, deps.holder.targetHealth))
+}
+
+/**
+ * A route whose operation depends on what the authenticated request names (a saved prompt is a
+ * chat or a text completion, and prompts are found in the caller's workspace). The stages up to
+ * authentication run as `front`; then `choose` picks one of `branches`, the exchange takes its
+ * operation, and the rest of that branch's own pipeline runs (accounting, validation, routing,
+ * limits, guardrails, cache, dispatch), so each sees the operation the request really is.
+ */
+export function buildBranchingPipeline(front: RouteSpec, branches: readonly RouteSpec[], choose: (exchange: Exchange) => RouteSpec, deps: PipelineDeps): Pipeline {
+  const rest = new Map(branches.map((spec) => [spec, composePipeline(spec.operation, operationStageFactories(spec, deps), dispatchTerminal(spec, deps.holder.targetHealth))]))
+  const terminal: Terminal = (exchange) => {
+    const spec = choose(exchange)
+    const pipeline = rest.get(spec)
+    if (!pipeline) throw new GatewayError('internal_error', `No branch for operation '${spec.operation.name}'`)
+    exchange.operation = spec.operation
+    return pipeline.run(exchange)
+  }
+  const outer = composePipeline(front.operation, frontStageFactories(front, deps), terminal)
+  // Streams are relayed unparsed only if no branch reads their chunks (which branch runs is known too late).
+  return { run: outer.run, relayStreams: outer.relayStreams && [...rest.values()].every((pipeline) => pipeline.relayStreams) }
 }
 
 /**

@@ -184,7 +184,12 @@ export type Answer = JsonAnswer | StreamAnswer | RelayAnswer | SessionAnswer
 
 /** One request's state as it runs through the stages. */
 export interface Exchange {
-  readonly operation: Operation
+  /**
+   * The route's operation. Fixed for the exchange, except on a branching route (prompt
+   * completions), where authentication picks the branch and its operation replaces this once,
+   * before any stage that reads it runs (pipeline/build.ts `buildBranchingPipeline`).
+   */
+  operation: Operation
   readonly context: RequestContext
   readonly headers: RequestHeaders
   /** Path and query as the client sent them, and the route's path parameters. */

@@ -16,7 +16,7 @@ function refusal(run: () => unknown): GatewayError {
 }
 
 const version = (overrides: Partial<SnapshotPromptVersion> = {}): SnapshotPromptVersion => ({
-  id: 'v1', version: 1, template: 'Hi {{name}}', parameters: { temperature: 0.2 }, model: 'gpt-4o-mini', tools: null, functions: null, labels: [], ...overrides,
+  id: 'v1', version: 1, template: 'Hi {{name}}', parameters: { temperature: 0.2 }, model: 'gpt-4o-mini', tools: null, functions: null, isRawTemplate: false, labels: [], ...overrides,
 })
 
 describe('renderPromptMessages', () => {
@@ -63,6 +63,30 @@ describe('renderPromptRequest', () => {
 
   it('refuses variables that are not an object', () => {
     expect(refusal(() => renderPromptRequest(version(), { variables: ['x'] }, none)).param).toBe('variables')
+  })
+
+  // Break tried: rendering raw templates through renderPromptMessages (dropping the isRawTemplate
+  // branch) fails the first expectation (messages instead of prompt).
+  it('renders a raw template to one text prompt, even one that looks like messages, without tools', () => {
+    const looksLikeMessages = JSON.stringify([{ role: 'user', content: '{{name}}' }])
+    const raw = version({ template: `Q: {{>tone}} ${looksLikeMessages}`, isRawTemplate: true, tools: [{ type: 'function' }], toolChoice: 'auto' })
+    const request = renderPromptRequest(raw, { variables: { name: 'Bo', mood: 'calm' }, max_tokens: 5 }, partialsOf({ tone: 'be {{mood}}' }))
+    expect(request).toEqual({ model: 'gpt-4o-mini', temperature: 0.2, max_tokens: 5, prompt: `Q: be calm ${JSON.stringify([{ role: 'user', content: 'Bo' }])}` })
+  })
+
+  it('a raw template names its missing variables as a chat template does, partials included', () => {
+    const raw = version({ template: 'Hi {{name}}, {{>tone}}', isRawTemplate: true })
+    const error = refusal(() => renderPromptRequest(raw, { variables: {} }, partialsOf({ tone: '{{mood}}' })))
+    expect(error.status).toBe(400)
+    expect(error.param).toBe('variables.name')
+    expect(error.message).toBe('Missing prompt variables: name, mood')
+  })
+
+  it('checks a raw template as one text', () => {
+    // As messages, the decoded content `{{#open}}` is Mustache (an unclosed section); as one text, the escapes are plain text.
+    const template = '[{"role":"user","content":"\\u007b\\u007b#open\\u007d\\u007d"}]'
+    expect(promptTemplateIssues(template)).toEqual([expect.stringMatching(/Unclosed section "open"/)])
+    expect(promptTemplateIssues(template, true)).toEqual([])
   })
 })
 

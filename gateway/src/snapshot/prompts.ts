@@ -10,6 +10,9 @@
  * names outside a section (`{{name}}`, `{{{name}}}`, `{{&name}}`, in included partials too) must
  * be given: Mustache would render a missing one as empty text, which hides mistakes, so a missing
  * one is a 400 naming it. Sections (`{{#x}}…{{/x}}`, `{{^x}}…{{/x}}`) are optional by nature.
+ *
+ * A raw template (`isRawTemplate`) is one Mustache text, whatever it looks like, and renders to a
+ * text completions request (`prompt`) instead of a chat one; variables and partials work alike.
  */
 import Mustache from 'mustache'
 import { z } from 'zod'
@@ -31,6 +34,8 @@ export const snapshotPromptVersion = z.object({
   tools: z.array(z.unknown()).nullable().default(null),
   functions: z.array(z.unknown()).nullable().default(null),
   toolChoice: z.unknown().optional(),
+  /** The template is one text that renders to a text completion's `prompt`, not chat messages. */
+  isRawTemplate: z.boolean().default(false),
   /** The names of the labels pointing at this version (`production`, `staging`, custom). */
   labels: z.array(z.string().min(1).max(255)).default([]),
 })
@@ -85,8 +90,9 @@ interface TemplateTexts {
 const parsedTemplates = new Map<string, TemplateTexts>()
 const PARSED_TEMPLATES_MAX = 1024
 
-/** The Mustache texts of a template: each string value of a messages array, or the whole text. */
-function templateTexts(template: string): TemplateTexts {
+/** The Mustache texts of a template: each string value of a messages array, or the whole text (always, when raw). */
+function templateTexts(template: string, raw: boolean): TemplateTexts {
+  if (raw) return { messages: null, texts: [template] }
   const cached = parsedTemplates.get(template)
   if (cached) return cached
   const parsed = parseTemplateTexts(template)
@@ -124,9 +130,9 @@ function collectStrings(value: unknown, out: string[]): void {
  * Problems with a template as the control plane stores it: Mustache syntax errors. Unknown
  * partials are reported at render time (a partial may be created after the prompt).
  */
-export function promptTemplateIssues(template: string): string[] {
+export function promptTemplateIssues(template: string, raw = false): string[] {
   const issues: string[] = []
-  for (const text of templateTexts(template).texts) {
+  for (const text of templateTexts(template, raw).texts) {
     try {
       Mustache.parse(text)
     } catch (error) {
@@ -176,20 +182,31 @@ Mustache.templateCache = {
 }
 
 /**
- * The messages a template renders to with `variables` and the workspace's partials. Throws a 400
- * naming the first missing variable (`param: variables.<name>`) and listing all of them.
+ * Renders each of `texts` (parts of one template) with `variables` and the workspace's partials.
+ * Throws a 400 naming the first missing variable (`param: variables.<name>`) and listing all of
+ * them, before anything is rendered.
  */
-export function renderPromptMessages(template: string, variables: Record<string, unknown>, partials: PartialLookup): unknown[] {
-  const { messages, texts } = templateTexts(template)
+function renderer(texts: readonly string[], variables: Record<string, unknown>, partials: PartialLookup): (text: string) => string {
   const missing = new Set<string>()
   for (const text of texts) missingVariables(parseMustache(text, 'template'), variables, partials, 0, missing)
   if (missing.size > 0) {
     const names = [...missing]
     throw new GatewayError('missing_parameter', `Missing prompt variable${names.length > 1 ? 's' : ''}: ${names.join(', ')}`, { param: `variables.${names[0]}` })
   }
-  const render = (text: string): string => Mustache.render(text, variables, (name) => partials(name), NO_ESCAPE)
+  return (text) => Mustache.render(text, variables, (name) => partials(name), NO_ESCAPE)
+}
+
+/** The messages a (chat) template renders to; see `renderer` for missing variables. */
+export function renderPromptMessages(template: string, variables: Record<string, unknown>, partials: PartialLookup): unknown[] {
+  const { messages, texts } = templateTexts(template, false)
+  const render = renderer(texts, variables, partials)
   if (messages === null) return [{ role: 'user', content: render(template) }]
   return renderStrings(messages, render) as unknown[]
+}
+
+/** The `prompt` a raw template renders to: the whole template as one Mustache text. */
+export function renderRawPrompt(template: string, variables: Record<string, unknown>, partials: PartialLookup): string {
+  return renderer([template], variables, partials)(template)
 }
 
 function renderStrings(value: unknown, render: (text: string) => string): unknown {
@@ -203,19 +220,24 @@ function renderStrings(value: unknown, render: (text: string) => string): unknow
 const PROMPT_REQUEST_FIELDS = new Set(['variables'])
 
 /**
- * The chat completions request a prompt version renders to: the version's model, parameters,
- * tools and functions, the rendered messages, then every root field of the request (other than
- * `variables`) as an override.
+ * The request a prompt version renders to: the version's model and parameters, then either the
+ * rendered `prompt` (a raw template: a text completions request, which has no tools) or the
+ * rendered messages with the version's tools and functions (a chat completions request), then
+ * every root field of the request (other than `variables`) as an override.
  */
 export function renderPromptRequest(version: SnapshotPromptVersion, request: Record<string, unknown>, partials: PartialLookup): Record<string, unknown> {
   const variables = request.variables ?? {}
   if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) throw invalidParameter('variables', "'variables' must be an object")
   const out: Record<string, unknown> = { ...version.parameters }
   if (version.model !== null) out.model = version.model
-  out.messages = renderPromptMessages(version.template, variables as Record<string, unknown>, partials)
-  if (version.tools !== null) out.tools = version.tools
-  if (version.functions !== null) out.functions = version.functions
-  if (version.toolChoice !== undefined && version.toolChoice !== null) out.tool_choice = version.toolChoice
+  if (version.isRawTemplate) {
+    out.prompt = renderRawPrompt(version.template, variables as Record<string, unknown>, partials)
+  } else {
+    out.messages = renderPromptMessages(version.template, variables as Record<string, unknown>, partials)
+    if (version.tools !== null) out.tools = version.tools
+    if (version.functions !== null) out.functions = version.functions
+    if (version.toolChoice !== undefined && version.toolChoice !== null) out.tool_choice = version.toolChoice
+  }
   for (const [name, value] of Object.entries(request)) if (!PROMPT_REQUEST_FIELDS.has(name)) out[name] = value
   return out
 }

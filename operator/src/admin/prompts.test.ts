@@ -108,6 +108,22 @@ describe('prompt versions', () => {
     expect(response.json().error.message).toMatch(/Unclosed section "open"/)
   })
 
+  // Break tried: checking every template as chat (dropping the raw flag in checkTemplate) refuses
+  // the raw create below with 400, and stops refusing the patch that turns it back into chat.
+  it('checks a raw template as one text, and a patch that changes is_raw_template as the new version reads', async () => {
+    // As chat messages the decoded content is `{{#open}}` (unclosed); as raw text the escapes are plain text.
+    const escaped = '[{"role":"user","content":"\\u007b\\u007b#open\\u007d\\u007d"}]'
+    expect((await createPrompt(h.ownerKey, { string: escaped })).json().error).toMatchObject({ param: 'string' })
+    const raw = await createPrompt(h.ownerKey, { string: escaped, is_raw_template: 1 })
+    expect(raw.statusCode, raw.body).toBe(200)
+    const { id } = raw.json()
+    expect((await h.call('GET', `/v1/prompts/${id}`, h.ownerKey)).json()).toMatchObject({ is_raw_template: true, string: escaped })
+    const toChat = await h.call('PUT', `/v1/prompts/${id}`, h.ownerKey, { patch: true, is_raw_template: 0 })
+    expect(toChat.statusCode).toBe(400)
+    expect(toChat.json().error).toMatchObject({ param: 'string' })
+    expect((await h.call('GET', `/v1/prompts/${id}/versions`, h.ownerKey)).json()).toHaveLength(1)
+  })
+
   it('records each change in the audit log', async () => {
     const { id } = (await createPrompt()).json()
     await h.call('PUT', `/v1/prompts/${id}/makeDefault`, h.ownerKey, { version: 1 })

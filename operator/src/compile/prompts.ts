@@ -35,6 +35,7 @@ export async function compilePrompts(store: Store, organizationId: string, inSco
           tools: version.tools,
           functions: version.functions,
           toolChoice: version.toolChoice ?? null,
+          isRawTemplate: version.isRawTemplate,
           labels: label === undefined ? [] : [label],
         }
       }),

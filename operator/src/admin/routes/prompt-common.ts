@@ -13,9 +13,9 @@ import { listWorkspaces } from './resource-access.ts'
 /** A template: Mustache text, or a JSON array of chat messages whose strings are Mustache text. */
 export const templateSchema = z.string().min(1).max(PROMPT_TEMPLATE_MAX_CHARS)
 
-/** A Mustache syntax error is a 400 naming the field; nothing is stored. */
-export function checkTemplate(template: string, param: string): void {
-  const issue = promptTemplateIssues(template)[0]
+/** A Mustache syntax error is a 400 naming the field; nothing is stored. A raw template is one text. */
+export function checkTemplate(template: string, param: string, raw = false): void {
+  const issue = promptTemplateIssues(template, raw)[0]
   if (issue !== undefined) throw invalid(param, `${param}: ${issue}`)
 }
 

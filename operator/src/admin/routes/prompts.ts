@@ -184,7 +184,7 @@ export function promptRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const body = parse(createSchema, request.body)
     const collection = await collectionIn(principal, body.collection_id, body.workspace_id)
     await requirePromptAccess(ctx, principal, collection.workspaceId, 'create')
-    checkTemplate(body.string, 'string')
+    checkTemplate(body.string, 'string', body.is_raw_template ?? false)
     await checkVirtualKey(principal.organizationId, collection.workspaceId, body.virtual_key)
     const slug = body.slug ?? generatedSlug('pp', body.name)
     if (await ctx.store.prompts.get(principal.organizationId, slug, collection.workspaceId)) throw conflict(`a prompt "${slug}" already exists in this workspace`, 'slug')
@@ -236,7 +236,6 @@ export function promptRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const prompt = await load(principal, request.params.id)
     await requirePromptAccess(ctx, principal, prompt.workspaceId, 'update')
     const body = parse(updateSchema, request.body)
-    if (body.string !== undefined) checkTemplate(body.string, 'string')
     const collection = body.collection_id === undefined ? undefined : await collectionIn(principal, body.collection_id, undefined)
     if (collection && collection.workspaceId !== prompt.workspaceId) throw invalid('collection_id', 'collection_id: the collection is in another workspace')
     if (body.virtual_key !== undefined) await checkVirtualKey(principal.organizationId, prompt.workspaceId, body.virtual_key)
@@ -244,6 +243,8 @@ export function promptRoutes(app: FastifyInstance, ctx: AdminContext): void {
       const [latest] = await tx.prompts.versions(prompt.id)
       if (!latest) throw notFound('prompt version')
       const content = nextContent(body, latest)
+      // Checked as the new version will read it: `is_raw_template` may come from the latest version.
+      if (content !== null) checkTemplate(content.template, 'string', content.isRawTemplate)
       let version = latest
       if (content !== null && !sameContent(content, latest)) version = await tx.prompts.addVersion(prompt.id, content, body.version_description ?? null)
       else if (body.version_description !== undefined) await tx.prompts.describe(latest.id, body.version_description)
