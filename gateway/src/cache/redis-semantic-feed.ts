@@ -38,6 +38,32 @@ const READ_COUNT = 512
 /** Entries indexed between two yields to the event loop while a workspace loads. */
 const INSERTS_PER_YIELD = 16
 const RETRY_AFTER_FAILURE_MS = 1000
+/** The tail connection's command timeout beyond its blocking wait (the shared one's, 500 ms, is shorter than the wait). */
+const TAIL_TIMEOUT_MARGIN_MS = 1000
+
+/** A duplicate of `redis` for blocking reads of up to `blockMs`, with a command timeout that outlasts them. */
+function tailConnection(redis: Redis | Cluster, blockMs: number): Redis | Cluster {
+  const commandTimeout = blockMs + TAIL_TIMEOUT_MARGIN_MS
+  if ('isCluster' in redis && redis.isCluster) {
+    const cluster = redis as Cluster
+    return cluster.duplicate(undefined, { redisOptions: { ...cluster.options.redisOptions, commandTimeout } })
+  }
+  return (redis as Redis).duplicate({ commandTimeout })
+}
+
+/** Resolves once `client` is connected, or after `timeoutMs` (the caller's read then fails and retries). */
+function readyOrAfter(client: Redis | Cluster, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      client.off('ready', done)
+      resolve()
+    }
+    const timer = setTimeout(done, timeoutMs)
+    client.once('ready', done)
+  })
+}
 
 export class RedisSemanticFeed implements SemanticFeed {
   readonly #redis: Redis | Cluster
@@ -55,13 +81,13 @@ export class RedisSemanticFeed implements SemanticFeed {
 
   constructor(redis: Redis | Cluster, entries: RedisResponseCache, index: SemanticIndex, options: RedisSemanticFeedOptions) {
     this.#redis = redis
+    this.#blockMs = options.blockMs ?? 1000
     // A blocking read holds its connection; the shared one serves every other command meanwhile.
-    this.#tail = redis.duplicate()
+    this.#tail = tailConnection(redis, this.#blockMs)
     this.#entries = entries
     this.#index = index
     this.#streamKey = options.streamKey
     this.#maxLength = options.maxLength ?? 100_000
-    this.#blockMs = options.blockMs ?? 1000
     this.#logger = options.logger
     this.#tailing = this.#tailLoop()
   }
@@ -116,6 +142,8 @@ export class RedisSemanticFeed implements SemanticFeed {
     let lastId: string | null = null
     while (this.#running) {
       try {
+        // Without an offline queue, a read sent before the connection is up fails at once.
+        await readyOrAfter(this.#tail, this.#blockMs)
         if (lastId === null) {
           const newest = await this.#tail.xrevrange(this.#streamKey, '+', '-', 'COUNT', 1)
           lastId = newest[0]?.[0] ?? '0-0'
