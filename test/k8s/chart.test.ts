@@ -197,9 +197,9 @@ describe.skipIf(!tools.available)(`Helm chart${tools.available ? '' : ` (skipped
     expect(second.stdout).toBe(first.stdout)
     const full = [await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '-f', FULL_VALUES]), await helm(['template', 'gh', CHART, '--namespace', NAMESPACE, '-f', FULL_VALUES])]
     expect(full[1]!.stdout).toBe(full[0]!.stdout)
-    // The generated Secrets come from the operator's init container at run time, never from Helm.
+    // The generated Secrets (the bundled Redis's included) come from the operator's init container at run time, never from Helm.
     const docs = parseAllDocuments(first.stdout).map((d) => d.toJS() as Manifest | null).filter((d): d is Manifest => d !== null)
-    expect(docs.filter((d) => d.kind === 'Secret').map((d) => d.metadata.name)).toEqual(['gh-gatehouse-redis'])
+    expect(docs.filter((d) => d.kind === 'Secret').map((d) => d.metadata.name)).toEqual([])
     const operator = docs.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-operator'))!
     expect(operator.spec!.template!.spec.initContainers![0]!.args).toEqual(expect.arrayContaining(['init-secrets', '--secret=gh-gatehouse-secrets', '--admin-key-key=admin-api-key']))
     const postgres = docs.find((d) => d.kind === 'StatefulSet' && d.metadata.name.endsWith('-postgresql'))!
