@@ -3,7 +3,8 @@
  * inside a running process: V8 sizes its heap and picks its WebAssembly compilers when it starts,
  * and Node refuses these flags in NODE_OPTIONS. So the `node` command line carries them: the
  * Dockerfile's entrypoint, `make run` and the benchmark's gateway; node-flags.test.ts keeps those
- * in step with these lists. CPU costs of the flags were not measured on a quiet machine.
+ * in step with these lists. Node keeps a compile cache per set of V8 flags, so the Dockerfile
+ * warms one with these too. CPU costs of the flags were not measured on a quiet machine.
  */
 
 /**
