@@ -45,8 +45,11 @@ $(DEPS_STAMP): package-lock.json $(NODE_STAMP)
 
 deps: $(DEPS_STAMP)
 
+# V8 flags of the embedded process (operator/src/cli/node-flags.ts, docs/operations.md "Memory").
+EMBEDDED_NODE_FLAGS := --liftoff-only --max-semi-space-size=2 --optimize-for-size
+
 run: $(DEPS_STAMP)
-	node operator/bin/gatehouse.js start -f examples/resources.yaml
+	node $(EMBEDDED_NODE_FLAGS) operator/bin/gatehouse.js start -f examples/resources.yaml
 
 typecheck: $(DEPS_STAMP)
 	npx tsc -p tsconfig.json

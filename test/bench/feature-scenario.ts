@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { dropPrefix, redisReachable } from '../helpers/redis.ts'
 import type { LoadResult } from './load.ts'
+import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { startNode, type Started } from './processes.ts'
 
 export const FEATURE_SCENARIO = 'feature-sat'
@@ -99,7 +100,7 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
   ]
   // Loading the tracing SDK takes seconds more than a plain start on a busy machine.
   const started = await Promise.all(plans.map((plan) =>
-    startNode<GatewayReady>(`gatehouse ${plan.name}`, [join(root, 'test/bench/gateway-process.ts'), '--upstream', upstreamBaseUrl, '--features', plan.features], { timeoutMs: 120_000, env: plan.env }),
+    startNode<GatewayReady>(`gatehouse ${plan.name}`, [...SERVER_NODE_FLAGS, join(root, 'test/bench/gateway-process.ts'), '--upstream', upstreamBaseUrl, '--features', plan.features], { timeoutMs: 120_000, env: plan.env }),
   ))
   const variants: FeatureVariant[] = [
     { name: 'bare Node proxy', origin: bare.origin, headers: {}, pid: bare.pid },

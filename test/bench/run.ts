@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util'
 import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
 import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
+import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
 import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, withoutOtel, type FeatureRun } from './feature-scenario.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
@@ -113,6 +114,8 @@ async function startServers(): Promise<Targets> {
   const [bare, gatehouse] = await Promise.all([
     startNode<ProxyReady>('bare', [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', simulator.ready.url]),
     startNode<GatewayReady>('gatehouse', [
+      // As the image starts it (Dockerfile): RSS under load depends on these heap settings.
+      ...SERVER_NODE_FLAGS,
       ...(flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
       join(ROOT, 'test/bench/gateway-process.ts'),
       '--upstream',

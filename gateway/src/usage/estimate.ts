@@ -7,9 +7,10 @@
 import type { Usage } from '../providers/canonical.ts'
 
 /**
- * The encoding's ranks take a few hundred MB and about a second to build: only a gateway that
- * meters loads them, in the background when its account stage is made (`loadTokenizer`). Until
- * they are there, a count is characters / 4, still marked estimated like every count made here.
+ * The encoding's ranks cost about 66 MB of resident memory and about a second to build, and most
+ * gateways never need them: providers report usage (OpenAI-shaped adapters always ask for it). So
+ * they load in the background on the first count (`loadTokenizer`), not when a gateway starts.
+ * Until they are there, a count is characters / 4, still marked estimated like every count here.
  */
 let countTokens: ((text: string) => number) | null = null
 let loading: Promise<void> | null = null
@@ -55,7 +56,9 @@ export function textOf(value: unknown, separator = '\n'): string {
 
 export function countText(text: string): number {
   if (text.length === 0) return 0
-  return countTokens === null ? Math.ceil(text.length / 4) : countTokens(text)
+  if (countTokens !== null) return countTokens(text)
+  void loadTokenizer().catch(() => undefined)
+  return Math.ceil(text.length / 4)
 }
 
 /** Usage counted from the request body and what was answered: an answer body, or the stream chunks relayed. */

@@ -8,6 +8,7 @@ import { parsePort } from './boot-config.ts'
 import { CliError } from './commands/admin-client.ts'
 import { processIo, type CommandIo } from './commands/io.ts'
 import { createLogger } from './logger.ts'
+import { EMBEDDED_NODE_FLAGS, missingNodeFlags } from './node-flags.ts'
 import { enableControlPlaneTracing } from '../telemetry/spans.ts'
 
 // Servers and tools are imported when their command runs: a sidecar in an application's pod must
@@ -149,6 +150,9 @@ function announceAdminKey(key: string | null): void {
 
 async function start(argv: string[]): Promise<void> {
   const logger = createLogger(process.env, 'gatehouse')
+  const missing = process.env.GATEHOUSE_DATABASE_URL ? [] : missingNodeFlags(EMBEDDED_NODE_FLAGS)
+  // `make run` passes them; a hand-typed `node operator/bin/gatehouse.js start` may hold 300+ MB more.
+  if (missing.length > 0) logger.info({ missing }, `start node with ${EMBEDDED_NODE_FLAGS.join(' ')} to keep the embedded process small (docs/operations.md)`)
   // Before the servers are built: the gateway composes its trace stage only when tracing is on.
   const tracing = await startProcessTracing('gatehouse')
   const { startEmbedded } = await import('./embedded.ts')

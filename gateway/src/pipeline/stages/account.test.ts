@@ -9,7 +9,7 @@ import { composePipeline, newFacts, type Answer, type Exchange, type Operation, 
 import { accountStage } from './account.ts'
 import { loadTokenizer } from '../../usage/estimate.ts'
 
-// Estimates count with the real encoding once it is loaded (a gateway loads it in the background).
+// Estimates count with the real encoding once it is loaded (a gateway loads it on its first count).
 beforeAll(() => loadTokenizer())
 
 const chat: Operation = { name: 'chat', endpointType: 'chatComplete', format: 'openai', textual: true, cacheable: true }

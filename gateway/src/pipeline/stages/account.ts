@@ -18,7 +18,7 @@ import { GatewayError } from '../../core/errors.ts'
 import { costOf } from '../../pricing/index.ts'
 import type { Usage } from '../../providers/canonical.ts'
 import type { UsageDraft, UsageSink } from '../../usage/draft.ts'
-import { estimateUsage, loadTokenizer } from '../../usage/estimate.ts'
+import { estimateUsage } from '../../usage/estimate.ts'
 import { chunkValue } from '../../core/raw-json.ts'
 import { exchangePrice } from './exchange-price.ts'
 import { observeStream, type Answer, type Exchange, type Operation, type Stage, type StageFactory } from '../stage.ts'
@@ -262,7 +262,6 @@ function accountRelay(account: Account, exchange: Exchange, answer: Extract<Answ
 
 export function accountStage(options: AccountStageOptions): StageFactory {
   const now = options.now ?? Date.now
-  void loadTokenizer().catch(() => undefined)
   return {
     name: 'account',
     forOperation(operation: Operation): Stage {

@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_NODE_FLAGS } from './node-flags.ts'
+
+const root = new URL('../../../', import.meta.url)
+
+// The flags cannot be set from inside the process, so the command lines that start it must carry
+// them. Break tried: dropping --optimize-for-size from the Dockerfile's entrypoint failed the first
+// test, and so did warming the image's compile cache without it; dropping --liftoff-only from the
+// Makefile failed the second.
+describe('node flags of the servers', () => {
+  it('the image entrypoint starts every server with them', async () => {
+    const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)![1]!) as string[]
+    expect(entrypoint).toEqual(['node', ...SERVER_NODE_FLAGS, 'operator/bin/gatehouse.js'])
+    // Node keys its compile cache by the V8 flags: a cache warmed without them would go unused.
+    expect(dockerfile).toContain(`RUN node ${SERVER_NODE_FLAGS.join(' ')} --input-type=module -e "await import('/app/operator/src/cli/main.ts')"`)
+  })
+
+  it('make run starts the embedded process with them', async () => {
+    const makefile = await readFile(new URL('Makefile', root), 'utf8')
+    const flags = /^EMBEDDED_NODE_FLAGS := (.*)$/m.exec(makefile)![1]!.split(' ')
+    expect(flags).toEqual([...EMBEDDED_NODE_FLAGS])
+    expect(makefile).toMatch(/^\tnode \$\(EMBEDDED_NODE_FLAGS\) operator\/bin\/gatehouse\.js start /m)
+  })
+
+  it('names the flags a process was started without, from its command line or NODE_OPTIONS', () => {
+    expect(missingNodeFlags(EMBEDDED_NODE_FLAGS, ['--liftoff-only'], '--max-semi-space-size=2')).toEqual(['--optimize-for-size'])
+    expect(missingNodeFlags(EMBEDDED_NODE_FLAGS, [...EMBEDDED_NODE_FLAGS], '')).toEqual([])
+    expect(missingNodeFlags(SERVER_NODE_FLAGS, [], '')).toEqual([...SERVER_NODE_FLAGS])
+  })
+})
