@@ -5,7 +5,7 @@ import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_NODE_FLAGS } from './node
 const root = new URL('../../../', import.meta.url)
 
 // The flags cannot be set from inside the process, so the command lines that start it must carry
-// them. Break tried: dropping --optimize-for-size from the Dockerfile's entrypoint failed the first
+// them. Break tried: dropping a flag from the Dockerfile's entrypoint failed the first
 // test, and so did warming the image's compile cache without it; dropping --liftoff-only from the
 // Makefile failed the second.
 describe('node flags of the servers', () => {
