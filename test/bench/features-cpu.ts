@@ -8,7 +8,7 @@
  * All in one process, so only the stages differ; the provider call is a canned answer. 32 exchanges
  * are in flight at a time, as under load (the limiter's Redis round trips overlap).
  *
- *   node test/bench/features-cpu.ts [--rounds 20000] [--gateway-floor-us 144]
+ *   node test/bench/features-cpu.ts [--rounds 20000] [--gateway-floor-us 384]
  *
  * `--gateway-floor-us` is the whole gateway's CPU per request in `make bench` (README), used to
  * print the throughput each feature leaves, were CPU the bottleneck: floor / (floor + added).
@@ -27,7 +27,7 @@ import { SNAPSHOT_SCHEMA_VERSION } from '../../gateway/src/snapshot/schema.ts'
 import { UsageShipper } from '../../gateway/src/usage/shipper.ts'
 import { dropPrefix } from '../helpers/redis.ts'
 
-const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '20000' }, 'gateway-floor-us': { type: 'string', default: '144' } } })
+const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '20000' }, 'gateway-floor-us': { type: 'string', default: '384' } } })
 const rounds = Number(flags.rounds)
 const gatewayFloorUs = Number(flags['gateway-floor-us'])
 const CONCURRENCY = 32

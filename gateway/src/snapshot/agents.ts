@@ -6,30 +6,15 @@
  * in place of the agent's.
  */
 import { z } from 'zod'
-import { snapshotMcpAuth } from './mcp.ts'
+import { snapshotServedServer } from './mcp.ts'
 
-const id = z.string().min(1).max(255)
-
-export const snapshotAgentServer = z.object({
-  id,
-  /** The name in the Gatehouse URL; unique per workspace. */
-  slug: z.string().min(1).max(255),
-  name: z.string().min(1).max(255),
-  workspaceId: id,
-  integrationId: id,
+export const snapshotAgentServer = snapshotServedServer.extend({
   /** The agent's JSON-RPC endpoint, from its card (resolved against the integration's URL). */
   url: z.url(),
-  network: z.enum(['public', 'private-allowed']).default('public'),
-  auth: snapshotMcpAuth,
   /** The skill ids clients see in the card: synced from the agent, enabled by the integration and the server. */
   skills: z.array(z.string().min(1).max(512)).default([]),
   /** The agent card as last synced (rewritten per request, never served as is). */
   card: z.record(z.string(), z.unknown()),
-  defaultUserAccess: z.enum(['allow', 'deny']).default('allow'),
-  /** Per-user overrides: user id -> allowed. */
-  userAccess: z.record(z.string(), z.boolean()).default({}),
-  /** Disabled: archived, not synced, or its card names no JSON-RPC interface (the gateway answers 503). */
-  status: z.enum(['active', 'disabled']).default('active'),
 })
 
 export type SnapshotAgentServer = z.infer<typeof snapshotAgentServer>

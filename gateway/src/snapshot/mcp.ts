@@ -25,25 +25,29 @@ export const snapshotMcpAuth = z.discriminatedUnion('type', [
   }),
 ])
 
-export const snapshotMcpServer = z.object({
+/** The fields of every server the gateway relays to (MCP and agent servers, agents.ts). */
+export const snapshotServedServer = z.object({
   id,
   /** The name in the Gatehouse URL; unique per workspace. */
   slug: z.string().min(1).max(255),
   name: z.string().min(1).max(255),
   workspaceId: id,
   integrationId: id,
-  /** The upstream server's streamable HTTP endpoint. */
-  url: z.url(),
   network: z.enum(['public', 'private-allowed']).default('public'),
   auth: snapshotMcpAuth,
-  /** The tools clients may list and call: synced from the server, enabled by the integration and the server. */
-  tools: z.array(z.string().min(1).max(512)).default([]),
   /** Callers with no override below (and service keys, which belong to no user). */
   defaultUserAccess: z.enum(['allow', 'deny']).default('allow'),
   /** Per-user overrides: user id -> allowed. */
   userAccess: z.record(z.string(), z.boolean()).default({}),
-  /** Disabled: the integration is archived or cannot be served (the gateway answers 503). */
+  /** Disabled: archived, or cannot be served (the gateway answers 503). */
   status: z.enum(['active', 'disabled']).default('active'),
+})
+
+export const snapshotMcpServer = snapshotServedServer.extend({
+  /** The upstream server's streamable HTTP endpoint. */
+  url: z.url(),
+  /** The tools clients may list and call: synced from the server, enabled by the integration and the server. */
+  tools: z.array(z.string().min(1).max(512)).default([]),
 })
 
 export type SnapshotMcpServer = z.infer<typeof snapshotMcpServer>

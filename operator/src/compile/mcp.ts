@@ -61,17 +61,31 @@ export async function upstreamAuth(repository: McpIntegrationRepository, integra
   }
 }
 
-async function compileServer(store: Store, sources: McpCompileSources, server: McpServerRecord, integration: McpIntegrationRecord | undefined): Promise<SnapshotMcpServer | null> {
-  if (!integration) return null
-  const path = `mcpServers.${server.slug}`
-  const problems: string[] = []
+/** The fields every served server (MCP or agent) compiles alike. */
+export interface ServedServerFields {
+  id: string
+  slug: string
+  name: string
+  workspaceId: string
+  integrationId: string
+  network: ProviderNetwork
+  auth: SnapshotMcpAuth
+  defaultUserAccess: 'allow' | 'deny'
+  userAccess: Record<string, boolean>
+  status: 'active' | 'disabled'
+}
+
+/**
+ * What MCP and agent servers share when compiled: the archived states, the integration's
+ * workspaces, the upstream credentials, the network and user access. `problems` holds the
+ * family's own checks; every problem is reported under `path` and makes the server `disabled`.
+ */
+export async function servedServerFields(repository: McpIntegrationRepository, sources: McpCompileSources, path: string, server: McpServerRecord, integration: McpIntegrationRecord, problems: string[]): Promise<ServedServerFields> {
   if (server.status !== 'active') problems.push('the server is archived')
   if (integration.status !== 'active') problems.push(`integration ${integration.slug} is archived`)
-  // The relay speaks streamable HTTP; the legacy HTTP+SSE transport is synced but not relayed.
-  if (integration.transport !== 'http') problems.push(`integration ${integration.slug} uses the legacy SSE transport, which the gateway does not relay`)
   const admitted = mcpIntegrationWorkspaces(integration)
   if (admitted !== null && !admitted.has(server.workspaceId)) problems.push(`integration ${integration.slug} is not enabled for this server's workspace`)
-  const auth = await upstreamAuth(store.mcpIntegrations, integration, problems)
+  const auth = await upstreamAuth(repository, integration, problems)
   for (const problem of problems) sources.report(path, problem)
   return {
     id: server.id,
@@ -79,20 +93,36 @@ async function compileServer(store: Store, sources: McpCompileSources, server: M
     name: server.name,
     workspaceId: server.workspaceId,
     integrationId: integration.id,
-    url: integration.url,
     network: mcpNetwork(integration, sources.privateNetworksAllowed),
     auth,
-    tools: enabledTools(integration, server),
     defaultUserAccess: server.defaultUserAccess,
     userAccess: Object.fromEntries(server.userAccess.map((entry) => [entry.user_id, entry.enabled])),
     status: problems.length > 0 ? 'disabled' : 'active',
   }
 }
 
+/** Every server of one family in the workspaces in scope, each compiled with its integration (a server without one is left out). */
+export async function compileServedServers<T>(
+  lists: Promise<[{ data: McpServerRecord[] }, { data: McpIntegrationRecord[] }]>,
+  inScope: (workspaceId: string) => boolean,
+  compileOne: (server: McpServerRecord, integration: McpIntegrationRecord) => Promise<T>,
+): Promise<T[]> {
+  const [servers, integrations] = await lists
+  const byId = new Map(integrations.data.map((integration) => [integration.id, integration]))
+  const compiled = await Promise.all(servers.data.filter((server) => inScope(server.workspaceId)).map((server) => {
+    const integration = byId.get(server.integrationId)
+    return integration ? compileOne(server, integration) : null
+  }))
+  return compiled.filter((server): server is Awaited<T> => server !== null)
+}
+
 /** Every MCP server of the workspaces in scope. */
 export async function compileMcpServers(store: Store, sources: McpCompileSources, inScope: (workspaceId: string) => boolean): Promise<SnapshotMcpServer[]> {
-  const [servers, integrations] = await Promise.all([store.mcpServers.list(sources.orgId), store.mcpIntegrations.list(sources.orgId)])
-  const byId = new Map(integrations.data.map((integration) => [integration.id, integration]))
-  const compiled = await Promise.all(servers.data.filter((server) => inScope(server.workspaceId)).map((server) => compileServer(store, sources, server, byId.get(server.integrationId))))
-  return compiled.filter((server): server is SnapshotMcpServer => server !== null)
+  return compileServedServers(Promise.all([store.mcpServers.list(sources.orgId), store.mcpIntegrations.list(sources.orgId)]), inScope, async (server, integration) => {
+    const problems: string[] = []
+    // The relay speaks streamable HTTP; the legacy HTTP+SSE transport is synced but not relayed.
+    if (integration.transport !== 'http') problems.push(`integration ${integration.slug} uses the legacy SSE transport, which the gateway does not relay`)
+    const fields = await servedServerFields(store.mcpIntegrations, sources, `mcpServers.${server.slug}`, server, integration, problems)
+    return { ...fields, url: integration.url, tools: enabledTools(integration, server) }
+  })
 }
