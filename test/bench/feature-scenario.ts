@@ -13,12 +13,22 @@
  * The floor is a fresh process, not the run's main Gatehouse: that one has served every other
  * scenario first (a warmer JIT, a grown heap, filled caches), and a difference measured against a
  * process with another history is partly the history's.
+ *
+ * Every fresh process is warmed up until its CPU per request holds still (warmUntilSteady). A
+ * fresh gateway takes 20,000 to 25,000 requests to settle (test/bench/warm-up.ts, three runs on
+ * this project's machine): its V8 worker threads (the optimising compiler) took 30-175 µs of CPU a
+ * request until then and under 10 after, and its main thread's share fell as code tiered up (one
+ * quiet run: 400-600 µs a request in the first two seconds, 220-260 µs up to 15,000 requests,
+ * 130-160 µs after 25,000). One fixed five-second round (about 15,000 requests) left the first
+ * repetition measuring warm-up: that is what we found behind fresh processes measuring slower
+ * than the long-lived one, not heap sizing (page faults stop after the first two seconds) nor
+ * idling between turns (30 s idle, then load again, changed nothing).
  */
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { dropPrefix, redisReachable } from '../helpers/redis.ts'
-import type { LoadResult } from './load.ts'
+import type { LoadJob, LoadResult, TargetRequest } from './load.ts'
 import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { startNode, type Started } from './processes.ts'
 
@@ -152,9 +162,16 @@ function cpuUs(run: FeatureRun): number | null {
   return run.result.processes.find((process) => process.name === 'server')?.cpuUsPerRequest ?? null
 }
 
+/** Minor page faults per request of the measured server process. */
+function faults(run: FeatureRun): number | null {
+  return run.result.processes.find((process) => process.name === 'server')?.minorFaultsPerRequest ?? null
+}
+
 export interface FeatureSummary {
   variant: FeatureVariantName
   cpuUsPerRequest: number | null
+  /** Median over repetitions: page faults are what makes memory churn costly on some VMs (procfs.ts). */
+  minorFaultsPerRequest: number | null
   requestsPerS: number | null
   /** Median over repetitions of (variant − the floor of the same repetition). */
   addedUsPerRequest: number | null
@@ -198,6 +215,7 @@ export function summariseFeatures(runs: FeatureRun[]): FeatureSummary[] {
     return {
       variant,
       cpuUsPerRequest: median(mine.flatMap((run) => cpuUs(run) ?? [])),
+      minorFaultsPerRequest: median(mine.flatMap((run) => faults(run) ?? [])),
       requestsPerS: median(mine.map((run) => run.result.requestsPerS)),
       addedUsPerRequest: addedUs,
       shareOfProxy: share,
@@ -212,7 +230,7 @@ export function formatFeatures(summaries: FeatureSummary[], skipped: string[]): 
   const lines = ['features (feature-sat: non-streaming, closed loop; each feature alone in a fresh Gatehouse process; CPU of the server process per request; medians over repetitions)']
   for (const summary of summaries) {
     const cpu = summary.cpuUsPerRequest === null ? '—' : `${summary.cpuUsPerRequest.toFixed(1)} µs`
-    const parts = [`${cpu.padStart(9)}/request`, `${summary.requestsPerS?.toFixed(0) ?? '—'} req/s`]
+    const parts = [`${cpu.padStart(9)}/request`, `${summary.minorFaultsPerRequest?.toFixed(2) ?? '—'} page faults/request`, `${summary.requestsPerS?.toFixed(0) ?? '—'} req/s`]
     if (summary.shareOfProxy !== null) parts.push(`${(100 * summary.shareOfProxy).toFixed(0)} % of the proxy${summary.targets.throughputShareOfProxy !== undefined ? ` (target ≥ ${100 * summary.targets.throughputShareOfProxy} %)` : ''}`)
     if (summary.shareOfFloor !== null) parts.push(`${(100 * summary.shareOfFloor).toFixed(0)} % of the floor${summary.targets.throughputShareOfFloor !== undefined ? ` (target ≥ ${100 * summary.targets.throughputShareOfFloor} %)` : ''}`)
     if (summary.addedUsPerRequest !== null) parts.push(`adds ${summary.addedUsPerRequest.toFixed(1)} µs${summary.targets.addedUs !== undefined ? ` (target < ${summary.targets.addedUs} µs)` : ''}`)
@@ -221,4 +239,37 @@ export function formatFeatures(summaries: FeatureSummary[], skipped: string[]): 
   }
   for (const reason of skipped) lines.push(`  skipped: ${reason}`)
   return lines.join('\n')
+}
+
+/** Warm-up: rounds of this long, until CPU per request holds still. */
+const WARM_ROUND_MS = 2000
+/** At least this many requests (JIT tiering-up takes about 25,000), and at most this many rounds. */
+const WARM_MIN_REQUESTS = 25_000
+const WARM_MAX_ROUNDS = 15
+/** Two rounds in a row within this share of each other count as steady. */
+const WARM_STEADY_SHARE = 0.1
+
+export interface WarmUp {
+  rounds: number
+  requests: number
+  firstCpuUs: number | null
+  lastCpuUs: number | null
+  steady: boolean
+}
+
+/** Loads `server` in rounds until it has served WARM_MIN_REQUESTS and two rounds' CPU per request agree (or WARM_MAX_ROUNDS). */
+export async function warmUntilSteady(run: (job: LoadJob) => Promise<LoadResult>, target: TargetRequest, server: { pid: number }, connections: number): Promise<WarmUp> {
+  let requests = 0
+  let first: number | null = null
+  let previous: number | null = null
+  for (let round = 1; round <= WARM_MAX_ROUNDS; round++) {
+    const result = await run({ mode: 'closed', target, watch: [{ name: 'server', pid: server.pid }], connections, warmupMs: 0, durationMs: WARM_ROUND_MS, stream: false })
+    requests += result.requests
+    const cpu = result.processes[0]?.cpuUsPerRequest ?? null
+    first ??= cpu
+    const steady = cpu !== null && previous !== null && Math.abs(cpu - previous) <= WARM_STEADY_SHARE * previous
+    if (steady && requests >= WARM_MIN_REQUESTS) return { rounds: round, requests, firstCpuUs: first, lastCpuUs: cpu, steady: true }
+    previous = cpu
+  }
+  return { rounds: WARM_MAX_ROUNDS, requests, firstCpuUs: first, lastCpuUs: previous, steady: false }
 }

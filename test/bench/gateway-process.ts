@@ -3,7 +3,7 @@
  * workspace, one workspace key (real key format, stored as its peppered HMAC) and one OpenAI
  * provider pointing at the simulator. Authentication is on for every request.
  *
- *   node test/bench/gateway-process.ts --upstream http://127.0.0.1:PORT/v1 [--features limits,guardrails,metering]
+ *   node test/bench/gateway-process.ts --upstream http://127.0.0.1:PORT/v1 [--features limits,guardrails,metering] [--usage-flush-ms 1000]
  *
  * `--features` adds request-path features to the plain gateway, as the feature scenario of run.ts
  * measures them one at a time (feature-scenario.ts):
@@ -33,7 +33,7 @@ const BENCH_PROVIDER_SLUG = 'openai-bench'
 const FEATURES = ['limits', 'guardrails', 'metering'] as const
 type Feature = (typeof FEATURES)[number]
 
-const { values } = parseArgs({ options: { upstream: { type: 'string' }, features: { type: 'string', default: '' } } })
+const { values } = parseArgs({ options: { upstream: { type: 'string' }, features: { type: 'string', default: '' }, 'usage-flush-ms': { type: 'string' } } })
 const features = new Set(values.features!.split(',').map((name) => name.trim()).filter((name) => name !== ''))
 const unknown = [...features].filter((name) => !(FEATURES as readonly string[]).includes(name))
 if (!values.upstream || unknown.length > 0) {
@@ -104,7 +104,9 @@ if (has('metering')) {
   const sinkUrl = process.env.GATEHOUSE_USAGE_SINK_URL
   if (!sinkUrl) throw new Error('--features metering needs GATEHOUSE_USAGE_SINK_URL')
   const delivery = httpUsageTransport({ controlPlaneUrl: sinkUrl, token: 'bench-gateway-token' })
-  const shipper = startUsageShipping({ transport: delivery.transport, spoolDir: null })
+  // instructions.ts runs this process 50 times slower: a longer interval keeps its batches full, as under load.
+  const flushIntervalMs = values['usage-flush-ms'] === undefined ? {} : { flushIntervalMs: Number(values['usage-flush-ms']) }
+  const shipper = startUsageShipping({ transport: delivery.transport, spoolDir: null, ...flushIntervalMs })
   extra.usage = shipper
   closers.push(() => shipper.close(), () => delivery.close())
 }

@@ -4,39 +4,57 @@
  * (`make bench` measures CPU time, which needs a quiet machine). Slow: the gateway runs about 50×
  * slower under valgrind, so counts are over a few thousand requests.
  *
- *   node test/bench/instructions.ts [--variant plain|trace0|trace100|limits] [--stream] [--warmup 1500] [--requests 1500]
+ *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--keep-dump FILE]
  *
- * The gateway (gateway-process.ts) starts under callgrind with collection on; after the warm-up
+ * `metering` ships a usage record per request over HTTP to the loopback sink (as feature-sat's
+ * metering gateway does); `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %.
+ * The gateway (gateway-process.ts) starts under callgrind with the servers' V8 flags (the young
+ * generation's size moves what garbage collection costs per request) and collection on; after the warm-up
  * the counters are zeroed (`callgrind_control -z`), the measured requests run, and a dump
  * (`callgrind_control -d`) gives the instructions of exactly those requests, JIT included.
- * Prints one JSON line: {variant, stream, requests, instructionsPerRequest}.
+ * `--target bare` counts the bare Node proxy (bare-proxy.ts) the same way: the floor that the
+ * streaming target (at most 2 × its CPU per request) is judged against, in instructions.
+ * Prints one JSON line: {target, variant, stream, requests, instructionsPerRequest, and its parts:
+ * requestPathInstructionsPerRequest, gcInstructionsPerRequest, compilerInstructionsPerRequest}.
+ * The collector and the optimising compilers run in bursts that move the total by tens of percent
+ * between runs (callgrind-dump.ts); compare changes by the request-path part, and say the rest.
+ * `--keep-dump` copies the dump to FILE (V8's builtins and GC are named there; JIT code is not).
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
+import { readCallgrindDump } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
-import { withoutOtel } from './feature-scenario.ts'
+import { FEATURE_METADATA_HEADER, withoutOtel } from './feature-scenario.ts'
+import { generateApiKey } from '@gatehouse/gateway/snapshot'
+import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const { values: flags } = parseArgs({
   options: {
     variant: { type: 'string', default: 'plain' },
+    target: { type: 'string', default: 'gatehouse' },
     stream: { type: 'boolean', default: false },
     warmup: { type: 'string', default: '1500' },
     requests: { type: 'string', default: '1500' },
     concurrency: { type: 'string', default: '4' },
+    'keep-dump': { type: 'string' },
   },
 })
 const variant = flags.variant!
-if (!['plain', 'trace0', 'trace100'].includes(variant)) throw new Error(`unknown --variant ${variant}`)
+if (!['plain', 'metering', 'trace0', 'trace100'].includes(variant)) throw new Error(`unknown --variant ${variant}`)
+const target = flags.target!
+if (!['gatehouse', 'bare'].includes(target)) throw new Error(`unknown --target ${target}`)
+if (target === 'bare' && variant !== 'plain') throw new Error('--target bare has no variants')
 
 function variantEnv(sinkUrl: string | null): NodeJS.ProcessEnv {
   const env = withoutOtel(process.env)
   if (variant === 'plain' || sinkUrl === null) return env
+  if (variant === 'metering') return { ...env, GATEHOUSE_USAGE_SINK_URL: sinkUrl }
   return {
     ...env,
     OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
@@ -46,35 +64,47 @@ function variantEnv(sinkUrl: string | null): NodeJS.ProcessEnv {
   }
 }
 
-interface GatewayReady {
+interface TargetReady {
   url: string
-  workspaceKey: string
-  provider: string
+  /** Gatehouse only: the workspace key and provider slug its requests carry. */
+  workspaceKey?: string
+  provider?: string
 }
 
-/** Starts gateway-process.ts under callgrind and resolves with its ready line and pid. */
-function startUnderCallgrind(upstreamBaseUrl: string, env: NodeJS.ProcessEnv, outDir: string): Promise<{ pid: number; ready: GatewayReady; stop: () => void }> {
+/** The measured server's command line: as `make bench` starts it (the gateway with the image's V8 flags). */
+function targetArgs(upstream: { url: string; baseUrl: string }): string[] {
+  if (target === 'bare') return [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', upstream.url]
+  return [
+    ...SERVER_NODE_FLAGS, join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', upstream.baseUrl,
+    '--features', variant === 'metering' ? 'metering' : '',
+    // Under valgrind a second holds a few dozen requests: batches leave full (500 records), as under load.
+    '--usage-flush-ms', '600000',
+  ]
+}
+
+/** Starts the measured server under callgrind and resolves with its ready line and pid. */
+function startUnderCallgrind(args: string[], env: NodeJS.ProcessEnv, outDir: string): Promise<{ pid: number; ready: TargetReady; stop: () => void }> {
   const child = spawn('valgrind', [
     '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(outDir, 'callgrind.out.%p')}`,
-    process.execPath, join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', upstreamBaseUrl,
+    process.execPath, ...args,
   ], { stdio: ['ignore', 'pipe', 'pipe'], env })
   let stderr = ''
   child.stderr!.setEncoding('utf8').on('data', (text: string) => { stderr = (stderr + text).slice(-4000) })
   return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway under valgrind not ready in 10 min: ${stderr}`)), 600_000)
+    const timer = setTimeout(() => reject(new Error(`${target} under valgrind not ready in 10 min: ${stderr}`)), 600_000)
     let buffered = ''
     child.stdout!.setEncoding('utf8').on('data', (text: string) => {
       buffered += text
       const line = buffered.split('\n').find((candidate) => candidate.startsWith('{'))
       if (!line) return
       clearTimeout(timer)
-      resolvePromise({ pid: child.pid!, ready: JSON.parse(line) as GatewayReady, stop: () => child.kill('SIGTERM') })
+      resolvePromise({ pid: child.pid!, ready: JSON.parse(line) as TargetReady, stop: () => child.kill('SIGTERM') })
     })
-    child.once('exit', (code) => reject(new Error(`gateway under valgrind exited ${code}: ${stderr}`)))
+    child.once('exit', (code) => reject(new Error(`${target} under valgrind exited ${code}: ${stderr}`)))
   })
 }
 
-async function drive(pool: Pool, ready: GatewayReady, count: number, concurrency: number): Promise<void> {
+async function drive(pool: Pool, ready: TargetReady, count: number, concurrency: number): Promise<void> {
   const body = JSON.stringify({
     model: 'gpt-4o-mini',
     messages: [
@@ -90,7 +120,8 @@ async function drive(pool: Pool, ready: GatewayReady, count: number, concurrency
       next += 1
       const response = await pool.request({
         path: '/v1/chat/completions', method: 'POST', body,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${ready.workspaceKey}`, 'x-gateway-provider': ready.provider },
+        // The bare proxy relays the same header bytes (the simulator takes any key and ignores the routing header).
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ready.workspaceKey ?? BARE_KEY}`, 'x-gateway-provider': ready.provider ?? 'openai-bench', ...FEATURE_METADATA_HEADER },
       })
       await response.body.text()
       if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}`)
@@ -99,29 +130,38 @@ async function drive(pool: Pool, ready: GatewayReady, count: number, concurrency
   await Promise.all(Array.from({ length: concurrency }, worker))
 }
 
-/** The total `summary:` (or `totals:`) Ir of the newest dump file in `outDir` for `pid`. */
-function dumpedInstructions(outDir: string, pid: number): number {
+/** The newest dump file in `outDir` for `pid`. */
+function newestDump(outDir: string, pid: number): string {
   const files = readdirSync(outDir).filter((name) => name.startsWith(`callgrind.out.${pid}.`)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))
   const newest = files.at(-1)
   if (!newest) throw new Error('callgrind wrote no dump')
-  const text = readFileSync(join(outDir, newest), 'utf8')
-  const match = /^(?:summary|totals):\s+(\d+)/m.exec(text)
-  if (!match) throw new Error(`no totals in ${newest}`)
-  return Number(match[1])
+  return join(outDir, newest)
 }
+
+/** A workspace key of the real format, so the bare proxy relays as many header bytes as Gatehouse reads. */
+const BARE_KEY = generateApiKey('workspace')
 
 const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
 try {
-  const simulator = await startNode<{ baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
+  const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startUnderCallgrind(simulator.ready.baseUrl, variantEnv(sink?.ready.url ?? null), outDir)
+  const gateway = await startUnderCallgrind(targetArgs(simulator.ready), variantEnv(sink?.ready.url ?? null), outDir)
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' })
   await drive(pool, gateway.ready, Number(flags.requests), Number(flags.concurrency))
   execFileSync('callgrind_control', ['-d', String(gateway.pid)], { stdio: 'ignore' })
-  const instructions = dumpedInstructions(outDir, gateway.pid)
-  process.stdout.write(JSON.stringify({ variant, stream: flags.stream, requests: Number(flags.requests), instructionsPerRequest: Math.round(instructions / Number(flags.requests)) }) + '\n')
+  const dump = newestDump(outDir, gateway.pid)
+  if (flags['keep-dump']) copyFileSync(dump, flags['keep-dump'])
+  const cost = readCallgrindDump(readFileSync(dump, 'utf8'))
+  const perRequest = (instructions: number): number => Math.round(instructions / Number(flags.requests))
+  process.stdout.write(JSON.stringify({
+    target, variant, stream: flags.stream, requests: Number(flags.requests),
+    instructionsPerRequest: perRequest(cost.totalInstructions),
+    requestPathInstructionsPerRequest: perRequest(cost.totalInstructions - cost.gcInstructions - cost.compilerInstructions),
+    gcInstructionsPerRequest: perRequest(cost.gcInstructions),
+    compilerInstructionsPerRequest: perRequest(cost.compilerInstructions),
+  }) + '\n')
   await pool.close()
   gateway.stop()
 } finally {

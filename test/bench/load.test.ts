@@ -145,8 +145,8 @@ describe('aggregate and targets', () => {
       const result = fakeResult({ rps: 1 })
       result.requests = 1000
       result.processes = [
-        { name: target, pid: 1, cpuMs: proxyUs, cpuUsPerRequest: proxyUs, cores: 0.5, rssMaxKb: 1, hwmKb: 1 },
-        { name: 'simulator', pid: 2, cpuMs: 40, cpuUsPerRequest: 40, cores: 0.2, rssMaxKb: 1, hwmKb: 1 },
+        { name: target, pid: 1, cpuMs: proxyUs, cpuUsPerRequest: proxyUs, minorFaultsPerRequest: 0, cores: 0.5, rssMaxKb: 1, hwmKb: 1 },
+        { name: 'simulator', pid: 2, cpuMs: 40, cpuUsPerRequest: 40, minorFaultsPerRequest: 0, cores: 0.2, rssMaxKb: 1, hwmKb: 1 },
       ]
       return run('sat', target, 1, result)
     }

@@ -82,6 +82,8 @@ export interface ProcessUsage {
   cpuMs: number | null
   /** CPU time of the process divided by the requests completed in the window. */
   cpuUsPerRequest: number | null
+  /** Minor page faults of the process in the window, per request completed (procfs.ts says why they matter). */
+  minorFaultsPerRequest: number | null
   /** Average cores the process kept busy over the window. */
   cores: number | null
   /** Largest VmRSS seen by the 250 ms sampler during the window. */
@@ -260,6 +262,7 @@ class UsageWindow {
         pid: entry.pid,
         cpuMs,
         cpuUsPerRequest: cpuMs === null || requests === 0 ? null : (cpuMs * 1000) / requests,
+        minorFaultsPerRequest: start && end && requests > 0 ? (end.minorFaults - start.minorFaults) / requests : null,
         cores: cpuMs === null ? null : cpuMs / elapsedMs,
         rssMaxKb: this.#rssMaxKb[index] ?? null,
         hwmKb: memory?.hwmKb ?? null,

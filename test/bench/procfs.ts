@@ -1,5 +1,5 @@
 /**
- * What the benchmark reads from /proc: a process's CPU time (`/proc/<pid>/stat`), its resident and
+ * What the benchmark reads from /proc: a process's CPU time and minor page faults (`/proc/<pid>/stat`), its resident and
  * peak resident memory (`/proc/<pid>/status`), and the whole machine's busy time (`/proc/stat`) so
  * the report can say how much CPU processes outside the benchmark took (the machine is shared).
  * Linux only; on other systems every reading is null and the report leaves those columns empty.
@@ -12,6 +12,12 @@ const CLOCK_TICKS_PER_S = 100
 export interface ProcessCpu {
   /** user + system CPU time of the process, milliseconds. */
   cpuMs: number
+  /**
+   * Minor page faults (first touches of memory the process mapped). On a VM whose host backs guest
+   * memory lazily (this project's bench machine: Firecracker), each costs tens of µs of CPU, so
+   * memory a process maps and releases again is a cost there that a count of them explains.
+   */
+  minorFaults: number
 }
 
 export interface ProcessMemory {
@@ -38,11 +44,12 @@ export function readProcessCpu(pid: number): ProcessCpu | null {
   if (stat === null) return null
   // The command name (field 2) is in parentheses and may contain spaces: count fields after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // After the name, field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.
+  // After the name, field 3 (state) is index 0, so minflt (10), utime (14) and stime (15) are 7, 11 and 12.
+  const minorFaults = Number(fields[7])
   const utime = Number(fields[11])
   const stime = Number(fields[12])
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return null
-  return { cpuMs: ((utime + stime) * 1000) / CLOCK_TICKS_PER_S }
+  if (!Number.isFinite(utime) || !Number.isFinite(stime) || !Number.isFinite(minorFaults)) return null
+  return { cpuMs: ((utime + stime) * 1000) / CLOCK_TICKS_PER_S, minorFaults }
 }
 
 function statusField(status: string, name: string): number | null {

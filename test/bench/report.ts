@@ -40,6 +40,8 @@ export interface Aggregate {
   perRepFirstByteP50Us: number[]
   /** CPU of the target process (bare proxy or Gatehouse) per request; null for direct. */
   proxyCpuUsPerRequest: number | null
+  /** Minor page faults of the proxy per request (procfs.ts: dear on this project's VM). */
+  proxyFaultsPerRequest: number | null
   simulatorCpuUsPerRequest: number | null
   /** Largest VmRSS sampled over every repetition. */
   rssMaxKb: number | null
@@ -121,6 +123,7 @@ export function aggregate(runs: ScenarioRun[], scenario: ScenarioName, target: T
     firstByteP99Us: stream ? medianOrNull(results.map((result) => result.firstByte?.p99Us)) : null,
     perRepFirstByteP50Us: stream ? results.map((result) => result.firstByte?.p50Us ?? Number.NaN) : [],
     proxyCpuUsPerRequest: target === 'direct' ? null : medianOrNull(results.map((result) => usage(result, target)?.cpuUsPerRequest)),
+    proxyFaultsPerRequest: target === 'direct' ? null : medianOrNull(results.map((result) => usage(result, target)?.minorFaultsPerRequest)),
     simulatorCpuUsPerRequest: medianOrNull(results.map((result) => usage(result, 'simulator')?.cpuUsPerRequest)),
     rssMaxKb: target === 'direct' ? null : maxOrNull(results.map((result) => usage(result, target)?.rssMaxKb)),
     hwmKb: target === 'direct' ? null : maxOrNull(results.map((result) => usage(result, target)?.hwmKb)),
@@ -329,7 +332,7 @@ export function formatScenario(aggregates: Aggregate[], scenario: ScenarioName):
   const stream = scenario === 'stream-sat' || scenario === 'ttfb'
   const header = ['target', 'req/s', 'per-rep req/s', 'p50 ms', 'p99 ms']
   if (stream) header.push('1st byte p50', '1st byte p99')
-  header.push('vs bare', 'proxy CPU µs/req', 'sim CPU µs/req', 'RSS max MB', 'peak MB', 'failed')
+  header.push('vs bare', 'proxy CPU µs/req', 'proxy faults/req', 'sim CPU µs/req', 'RSS max MB', 'peak MB', 'failed')
   const bare = find(aggregates, scenario, 'bare')
   const rows = present.map((entry) => {
     const row = [TARGET_LABELS[entry.target], num(entry.requestsPerS), entry.perRepRequestsPerS.map((value) => num(value)).join('/'), ms(entry.p50Us, 3), ms(entry.p99Us)]
@@ -337,6 +340,7 @@ export function formatScenario(aggregates: Aggregate[], scenario: ScenarioName):
     row.push(
       bare && entry.target !== 'bare' && scenario !== 'paced' ? `${((entry.requestsPerS / bare.requestsPerS) * 100).toFixed(0)} %` : '',
       num(entry.proxyCpuUsPerRequest),
+      num(entry.proxyFaultsPerRequest, 2),
       num(entry.simulatorCpuUsPerRequest),
       mb(entry.rssMaxKb),
       mb(entry.hwmKb),

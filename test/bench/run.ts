@@ -22,7 +22,7 @@ import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } 
 import { readProcessMemory } from './procfs.ts'
 import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, withoutOtel, type FeatureRun } from './feature-scenario.ts'
+import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, withoutOtel, type FeatureRun } from './feature-scenario.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -249,11 +249,13 @@ async function main(): Promise<void> {
   const runs: ScenarioRun[] = []
   const featureRuns: FeatureRun[] = []
   const simulatorWatch: WatchedProcess = { name: 'simulator', pid: targets.servers.simulator.pid }
-  // The feature scenario's processes are fresh: one unmeasured round each first, so the JIT has
-  // settled before the first repetition (the run's main Gatehouse warms up over the other scenarios).
+  // The feature scenario's processes are fresh: each is warmed up until its CPU per request holds
+  // still (feature-scenario.ts), as the run's main Gatehouse is by the scenarios before it.
   for (const variant of featured?.variants ?? []) {
     const headers = { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }
-    await loader.run(jobFor('sat', { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }, []))
+    const warm = await warmUntilSteady((job) => loader.run(job), { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }, variant, connections)
+    const cpu = (us: number | null): string => (us === null ? '—' : `${us.toFixed(0)} µs`)
+    console.log(`  warm-up ${variant.name.padEnd(24)} ${warm.requests} requests in ${warm.rounds} rounds, CPU/request ${cpu(warm.firstCpuUs)} → ${cpu(warm.lastCpuUs)}${warm.steady ? '' : ' (not steady: the machine is busy)'}`)
   }
   // Repetitions interleave everything, so a burst of foreign load hits every target alike.
   for (let rep = 1; rep <= reps; rep++) {

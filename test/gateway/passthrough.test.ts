@@ -14,6 +14,7 @@ import { startCohereSimulator } from '../simulators/cohere.ts'
 import { startMistralSimulator } from '../simulators/mistral.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { pseudoBytes } from '../simulators/openai-extra.ts'
+import { spokenBytes } from '../simulators/audio-clip.ts'
 import { SIMULATOR_API_KEY, type RecordedRequest, type Simulator } from '../simulators/index.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
 
@@ -400,7 +401,8 @@ describe('images and audio', () => {
     const speech = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'Welcome to the gatehouse' })
     expect(speech.headers.get('content-type')).toBe('audio/mpeg')
     const bytes = Buffer.from(await speech.arrayBuffer())
-    expect(bytes.equals(pseudoBytes(1024 + 'Welcome to the gatehouse'.length * 64))).toBe(true)
+    // The simulated voice reads 15 characters a second; MP3 is sent at 128 kb/s.
+    expect(bytes.equals(spokenBytes('Welcome to the gatehouse'.length / 15, 'mp3'))).toBe(true)
     expectForwarded(only(), 'POST', '/v1/audio/speech')
   })
 })

@@ -119,8 +119,8 @@ let gateway: TestGateway
 let realtimeUrl: string
 const stored: UsageRecord[] = []
 const shipper = new UsageShipper({
-  transport: async (body) => {
-    for (const record of (JSON.parse(body) as { records: unknown[] }).records) stored.push(usageRecord.parse(record))
+  transport: async (lines) => {
+    for (const line of lines) stored.push(usageRecord.parse(JSON.parse(line)))
   },
 })
 

@@ -7,6 +7,7 @@
 import OpenAI from 'openai'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startTracing, type Tracing } from '@gatehouse/gateway'
+import { DEFAULT_EXPORT_BATCH_SPANS } from '../../gateway/src/telemetry/tracing.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
@@ -23,7 +24,9 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver({ decode: (body) => decodeProtobufTraces(body) })
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/protobuf'
-  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
+  // Batches leave when full or on forceFlush only, so the batch size below is what the processor chose.
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '600000'
+  delete process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE
   tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
   ;[primary, secondary] = await Promise.all([startOpenAISimulator({ chunks: 3 }), startOpenAISimulator({ chunks: 3 })])
   gateway = await startTestGateway([
@@ -59,4 +62,15 @@ it('exports the span tree of a retry then a fallback as protobuf', async () => {
 
   const parents = [...primary.requests, ...secondary.requests].map((request) => String(request.headers.traceparent).split('-')[2])
   expect(parents.sort()).toEqual(attempts.map((span) => span.spanId).sort())
+})
+
+it('exports at most 128 spans in one export request unless OTEL_BSP_MAX_EXPORT_BATCH_SIZE says otherwise', async () => {
+  expect(process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE).toBe(String(DEFAULT_EXPORT_BATCH_SPANS))
+  const client = new OpenAI({ apiKey: gateway.workspaceKey, baseURL: gateway.baseUrl, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': '@secondary' } })
+  const before = receiver.spans.length
+  // 200 requests, two spans each: three full batches, then what forceFlush sends.
+  await Promise.all(Array.from({ length: 200 }, () => client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] })))
+  await tracing!.forceFlush()
+  await receiver.waitFor((all) => all.length >= before + 400)
+  expect(Math.max(...receiver.batchSizes)).toBe(DEFAULT_EXPORT_BATCH_SPANS)
 })

@@ -98,6 +98,8 @@ export interface OtlpReceiver {
   /** Every request body as received (to check no secret was exported). */
   readonly bodies: string[]
   readonly contentTypes: string[]
+  /** Spans in each export request, in the order received. */
+  readonly batchSizes: number[]
   /** Waits until `predicate` holds over the spans received so far (bounded generously). */
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>
   close(): Promise<void>
@@ -107,6 +109,7 @@ export async function startOtlpReceiver(options: { decode?: (body: Buffer, conte
   const spans: ReceivedSpan[] = []
   const bodies: string[] = []
   const contentTypes: string[] = []
+  const batchSizes: number[] = []
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -120,7 +123,9 @@ export async function startOtlpReceiver(options: { decode?: (body: Buffer, conte
       contentTypes.push(contentType)
       bodies.push(body.toString('utf8'))
       try {
-        spans.push(...(contentType.startsWith('application/json') ? spansOf(JSON.parse(body.toString('utf8')) as OtlpRequest) : (options.decode?.(body, contentType) ?? [])))
+        const received = contentType.startsWith('application/json') ? spansOf(JSON.parse(body.toString('utf8')) as OtlpRequest) : (options.decode?.(body, contentType) ?? [])
+        batchSizes.push(received.length)
+        spans.push(...received)
       } catch (error) {
         response.writeHead(400, { 'content-type': 'text/plain' }).end(String(error))
         return
@@ -136,6 +141,7 @@ export async function startOtlpReceiver(options: { decode?: (body: Buffer, conte
     spans,
     bodies,
     contentTypes,
+    batchSizes,
     async waitFor(predicate, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs
       while (!predicate(spans)) {

@@ -48,10 +48,14 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
 /**
  * A redis-server of a test's own on 127.0.0.1:`port` (no persistence), for tests that kill it or
  * start it with settings of their own (`extraArgs`, e.g. an ACL file); resolves once it accepts
- * connections.
+ * connections. With `sentinelConfig` (a writable file: a sentinel rewrites it), a sentinel.
  */
-export async function startRedisServer(port: number, extraArgs: readonly string[] = []): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs], { stdio: ['ignore', 'pipe', 'ignore'] })
+export async function startRedisServer(port: number, extraArgs: readonly string[] = [], options: { sentinelConfig?: string } = {}): Promise<ChildProcess> {
+  const args = options.sentinelConfig === undefined
+    ? ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs]
+    : [options.sentinelConfig, '--sentinel', '--port', String(port), '--bind', '127.0.0.1', ...extraArgs]
+  const ready = options.sentinelConfig === undefined ? 'Ready to accept connections' : 'Sentinel ID is'
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'ignore'] })
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start')), 5_000)
     child.once('exit', (code) => {
@@ -59,7 +63,7 @@ export async function startRedisServer(port: number, extraArgs: readonly string[
       reject(new Error(`redis-server exited with ${code} before accepting connections`))
     })
     child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready to accept connections')) {
+      if (chunk.toString().includes(ready)) {
         clearTimeout(timer)
         resolve()
       }

@@ -6,6 +6,8 @@
 import type { Exchange, SimulatorOptions, StreamFrame } from './base.ts'
 import { asStopList, splitArguments, textOf } from './content.ts'
 import { invalid, systemFingerprint, unknownModel, usageOf } from './openai-wire.ts'
+import { audioDeltas, audioRequestOf, isAudioProblem, messageAudio, speak, withAudioUsage } from './openai-audio-chat.ts'
+import type { SpokenAnswer } from './openai-audio-chat.ts'
 import type { WireDialect } from './openai-wire.ts'
 import { planReply, sequenceId } from './reply.ts'
 import type { Reply, ReplyBlock, ReplyFinish, ToolMode } from './reply.ts'
@@ -184,16 +186,23 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
   const messages = body.messages as ChatMessageIn[]
   const toolProblem = toolTurnProblem(messages)
   if (toolProblem) return invalid(exchange, dialect, toolProblem.message, toolProblem.param)
+  const audio = audioRequestOf(body, model, messages)
+  if (isAudioProblem(audio)) return invalid(exchange, dialect, audio.problem, audio.param)
   const reply = planChat(body, messages, exchange.options, dialect.toolCallId(exchange.sequence))
+  const created = Math.floor(Date.now() / 1000)
+  // A tool call is never spoken; a text answer is, when the request asked for audio.
+  const spoken = audio.outputFormat !== null && toolCallsOf(reply).length === 0 ? speak(textPieces(reply), audio.outputFormat, exchange.sequence, created) : null
+  const usage = dialect.usage(reply, reply.outputTokens * n, exchange.options)
   const response: ChatResponseInput = {
     id: dialect.completionId(exchange.sequence),
-    created: Math.floor(Date.now() / 1000),
+    created,
     model,
     reply,
     n,
-    usage: dialect.usage(reply, reply.outputTokens * n, exchange.options),
+    usage: audio.inputTokens > 0 || spoken !== null ? withAudioUsage(usage, audio.inputTokens, (spoken?.tokens ?? 0) * n) : usage,
     dialect,
     topLogprobs: body.logprobs === true ? (typeof body.top_logprobs === 'number' ? body.top_logprobs : 0) : null,
+    spoken,
   }
   if (body.stream === true) {
     const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true
@@ -218,12 +227,14 @@ export async function chatCompletions(exchange: Exchange, dialect: ChatDialect, 
   )
 }
 
-function chatChoice(index: number, { reply, dialect, topLogprobs }: ChatResponseInput): unknown {
+function chatChoice(index: number, { reply, dialect, topLogprobs, spoken }: ChatResponseInput): unknown {
   const calls = toolCallsOf(reply)
   const message =
     calls.length > 0
       ? { role: 'assistant', content: null, tool_calls: calls.map((call) => wholeCall(call)), refusal: null, annotations: [] }
-      : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
+      : spoken !== null
+        ? { role: 'assistant', content: null, refusal: null, audio: messageAudio(spoken), annotations: [] }
+        : { role: 'assistant', content: textPieces(reply).join(''), refusal: null, annotations: [] }
   const logprobs = topLogprobs === null || calls.length > 0 ? null : { content: textPieces(reply).map((piece, position) => tokenLogprob(piece, position, topLogprobs)), refusal: null }
   return { index, message, logprobs, finish_reason: finishReasons[reply.finish], ...dialect.choiceFields }
 }
@@ -247,6 +258,8 @@ interface ChatResponseInput {
   dialect: ChatDialect
   /** `top_logprobs` when `logprobs` is on, else null. */
   topLogprobs: number | null
+  /** The answer spoken (audio output), else null. */
+  spoken: SpokenAnswer | null
 }
 
 /**
@@ -254,7 +267,7 @@ interface ChatResponseInput {
  * finish chunk per choice, usage where the dialect puts it, then `[DONE]`.
  */
 function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Generator<StreamFrame> {
-  const { id, created, model, reply, n, usage, dialect, topLogprobs } = input
+  const { id, created, model, reply, n, usage, dialect, topLogprobs, spoken } = input
   const usageChunk = dialect.streamUsage === 'include_usage' && includeUsage
   const frame = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
   // Every chunk shares its envelope: serialise it once and splice each chunk's choices in.
@@ -292,6 +305,9 @@ function* chatStreamFrames(input: ChatResponseInput, includeUsage: boolean): Gen
   } else if (calls.length > 0) {
     yield* eachChoice({ role: 'assistant', content: '' }, null, false)
     yield* eachChoice({ tool_calls: calls.map((call, index) => wholeCall(call, index)) })
+  } else if (spoken !== null) {
+    yield* eachChoice({ role: 'assistant', content: null, refusal: null }, null, false)
+    for (const audio of audioDeltas(spoken)) yield* eachChoice({ audio })
   } else {
     yield* eachChoice({ role: 'assistant', content: '', refusal: null }, null, false)
     for (const [position, piece] of textPieces(reply).entries()) {

@@ -1,7 +1,7 @@
 /**
  * OpenAI routes beyond inference that pass-through tests need answered faithfully rather than
- * echoed: the Responses API (JSON and its named-event stream), deletion results, binary answers
- * (speech audio, file content) and a streamed Assistants run.
+ * echoed: the Responses API (JSON and its named-event stream), deletion results, binary file
+ * content and a streamed Assistants run (audio routes: openai-audio.ts).
  */
 import type { Exchange } from './base.ts'
 import { estimateTokens, generateAnswer, sse, textOf } from './content.ts'
@@ -113,15 +113,6 @@ export const openaiExtraRoutes: Route[] = [
     method: 'DELETE',
     pattern: /^\/v1\/vector_stores\/([^/]+)$/,
     handle: (exchange, [id]) => exchange.json(200, { id, object: 'vector_store.deleted', deleted: true }),
-  },
-  {
-    method: 'POST',
-    pattern: /^\/v1\/audio\/speech$/,
-    handle: (exchange) => {
-      const input = jsonObject(exchange.request.body)?.input
-      const size = 1024 + (typeof input === 'string' ? input.length * 64 : 0)
-      exchange.raw(200, 'audio/mpeg', pseudoBytes(size))
-    },
   },
   {
     method: 'GET',

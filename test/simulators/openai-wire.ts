@@ -194,7 +194,11 @@ export function embeddings(exchange: Exchange, dialect: WireDialect, pathModel?:
   exchange.json(200, { object: 'list', data, model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } }, responseHeaders)
 }
 
-export const defaultOpenAIModels = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'o3-mini', 'gpt-3.5-turbo-instruct', 'text-embedding-3-small', 'text-embedding-3-large']
+export const defaultOpenAIModels = [
+  'gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'o3-mini', 'gpt-3.5-turbo-instruct', 'text-embedding-3-small', 'text-embedding-3-large',
+  'gpt-4o-audio-preview', 'gpt-4o-mini-audio-preview', 'whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe', 'tts-1', 'tts-1-hd', 'gpt-4o-mini-tts',
+  'dall-e-2', 'dall-e-3', 'gpt-image-1', 'gpt-image-1-mini',
+]
 
 const modelCreated = 1_715_367_049
 

@@ -1,13 +1,16 @@
 /**
- * OpenAI API simulator (https://api.openai.com/v1): chat completions, legacy completions,
- * embeddings and models in the documented wire format; any other `/v1/...` route (files, batches,
- * images, audio, moderations, responses...) answers a JSON echo of what it received, so pass-through
+ * OpenAI API simulator (https://api.openai.com/v1): chat completions (audio in and out
+ * included), legacy completions, embeddings, models, speech, transcriptions and translations,
+ * images (generations, edits, variations) in the documented wire format; any other `/v1/...` route
+ * (files, batches, moderations...) answers a JSON echo of what it received, so pass-through
  * tests can assert the request arrived untouched.
  */
 import { startSimulator } from './base.ts'
 import type { Exchange, ProviderDefinition, Simulator, SimulatorOptions } from './base.ts'
 import { bearerToken, isAccepted, maskKey } from './content.ts'
+import { openaiAudioRoutes } from './openai-audio.ts'
 import { openaiExtraRoutes } from './openai-extra.ts'
+import { openaiImageRoutes } from './openai-images.ts'
 import { chatCompletions, openaiChatDialect } from './openai-chat.ts'
 import type { ChatDialect } from './openai-chat.ts'
 import { defaultOpenAIModels, embeddings, listModels, openaiErrorAnswer, openaiErrorBody, openaiErrorShape, openaiStreamError, retrieveModel, textCompletions } from './openai-wire.ts'
@@ -49,6 +52,8 @@ const routes: Route[] = [
   { method: 'POST', pattern: /^\/v1\/embeddings$/, handle: (exchange) => embeddings(exchange, dialect) },
   { method: 'GET', pattern: /^\/v1\/models$/, handle: (exchange) => listModels(exchange, 'openai') },
   { method: 'GET', pattern: /^\/v1\/models\/([^/]+)$/, handle: (exchange, [id]) => retrieveModel(exchange, id!, 'openai') },
+  ...openaiAudioRoutes,
+  ...openaiImageRoutes,
   ...openaiExtraRoutes,
 ]
 

@@ -32,7 +32,7 @@ function draft(organizationId: string): UsageDraft {
     traceId: `trace-${sequence}`, spanId: null, parentSpanId: null, spanName: null, providerId: 'p', providerSlug: 'openai', providerKind: 'openai',
     integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, agentServerId: null, agentMethod: null, route: 'chat', endpointType: 'chatComplete', modelRequested: 'gpt-4o',
     modelServed: 'gpt-4o', attempts: 1, retries: 0, targetPath: null, statusCode: 200, errorCode: null, cacheStatus: null, streamed: false,
-    aborted: false, finishReason: 'stop', inputTokens: 3, outputTokens: 2, cachedInputTokens: 0, cacheWriteInputTokens: 0, reasoningTokens: 0, audioInputTokens: 0, cachedAudioInputTokens: 0, audioOutputTokens: 0, cacheSavedCostUsd: null,
+    aborted: false, finishReason: 'stop', inputTokens: 3, outputTokens: 2, cachedInputTokens: 0, cacheWriteInputTokens: 0, reasoningTokens: 0, audioInputTokens: 0, cachedAudioInputTokens: 0, audioOutputTokens: 0, audioSeconds: null, inputCharacters: 0, images: 0, imageInputTokens: 0, cacheSavedCostUsd: null,
     estimated: false, costUsd: 0.00003, pricingVersion: 'v', latencyMs: 5, ttftMs: 5, metadata: null, logLevel: 'metadata',
     requestBody: null, responseBody: null, annotations: null,
   }

@@ -7,11 +7,10 @@
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { UsageShipper } from '@gatehouse/gateway'
-import { usageRecord, type UsageRecord } from '@gatehouse/gateway/snapshot'
+import type { UsageRecord } from '@gatehouse/gateway/snapshot'
 import { costOf, tablePrice } from '../../gateway/src/pricing/index.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
-import { pollUntil } from '../helpers/processes.ts'
+import { ShippedRecords } from '../helpers/usage-records.ts'
 import { startAnthropicSimulator } from '../simulators/anthropic.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
@@ -21,24 +20,18 @@ let primary: Simulator
 let secondary: Simulator
 let claude: Simulator
 let gateway: TestGateway
-let shipper: UsageShipper
-const stored: UsageRecord[] = []
+const shipped = new ShippedRecords()
 let client: OpenAI
 let anthropic: Anthropic
 
 beforeAll(async () => {
   await loadTokenizer()
   ;[primary, secondary, claude] = await Promise.all([startOpenAISimulator({ chunks: 4 }), startOpenAISimulator({ chunks: 4 }), startAnthropicSimulator({ chunks: 4 })])
-  shipper = new UsageShipper({
-    transport: async (body) => {
-      for (const record of (JSON.parse(body) as { records: unknown[] }).records) stored.push(usageRecord.parse(record))
-    },
-  })
   gateway = await startTestGateway([
     { slug: 'primary', kind: 'openai', baseUrl: primary.baseUrl },
     { slug: 'secondary', kind: 'openai', baseUrl: secondary.baseUrl },
     { slug: 'claude', kind: 'anthropic', baseUrl: `${claude.url}/v1` },
-  ], { usage: shipper })
+  ], { usage: shipped.shipper })
   client = new OpenAI({ apiKey: gateway.workspaceKey, baseURL: gateway.baseUrl, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': '@primary' } })
   anthropic = new Anthropic({ apiKey: gateway.workspaceKey, baseURL: gateway.url, maxRetries: 0, defaultHeaders: { 'x-gateway-provider': '@claude' } })
 })
@@ -47,8 +40,7 @@ afterAll(async () => {
   await Promise.all([primary?.close(), secondary?.close(), claude?.close()])
 })
 beforeEach(async () => {
-  await shipper.flush()
-  stored.length = 0
+  await shipped.clear()
   for (const simulator of [primary, secondary, claude]) {
     simulator.reset()
     simulator.options.tokenIntervalMs = 0
@@ -56,14 +48,8 @@ beforeEach(async () => {
 })
 
 /** The records of this test, once `count` of them arrived. */
-async function records(count = 1): Promise<UsageRecord[]> {
-  await pollUntil(async () => {
-    await shipper.flush()
-    return stored.length >= count
-  }, 5000)
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  await shipper.flush()
-  return [...stored]
+function records(count = 1): Promise<UsageRecord[]> {
+  return shipped.wait(count)
 }
 
 const price = (model: string) => tablePrice('openai', model)!
@@ -108,7 +94,7 @@ describe('one record per request, with the provider usage and its cost', () => {
     expect((primary.requests.at(-1)!.body as { stream_options?: unknown }).stream_options).toEqual({ include_usage: true })
     const [record] = await records()
     // The same request asking for usage itself reports what the record carries.
-    stored.length = 0
+    await shipped.clear()
     const asked = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })
     let usage: OpenAI.CompletionUsage | null | undefined
     for await (const chunk of asked) if (chunk.usage) usage = chunk.usage

@@ -70,12 +70,23 @@ export class RedisResponseCache implements ResponseCache {
     return `${this.#prefix}:{${workspaceId}}`
   }
 
+  /**
+   * A disconnected client fails at once (the request is then served uncached) rather than waiting
+   * for Redis: what no offline queue gives a single node, and a Cluster client (which keeps its
+   * offline queue, see connectRedis) does not.
+   */
+  #connected(): void {
+    if (this.#redis.status !== 'ready') throw new Error(`Redis is not connected (${this.#redis.status})`)
+  }
+
   async get(workspaceId: string, key: string): Promise<CachedAnswer | null> {
+    this.#connected()
     const text = await this.#redis.get(`${this.#space(workspaceId)}:e:${key}`)
     return text === null ? null : decodeEntry(text)
   }
 
   async set(workspaceId: string, key: string, answer: CachedAnswer, ttlMs: number): Promise<void> {
+    this.#connected()
     const text = encodeEntry(answer)
     if (Buffer.byteLength(text) > this.#limits.maxEntryBytes) return
     const space = this.#space(workspaceId)

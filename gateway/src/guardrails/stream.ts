@@ -13,6 +13,7 @@
  * in a Responses API stream, on its terminal event (held until the verdict; responses-events.ts).
  */
 import { chunkValue } from '../core/raw-json.ts'
+import { eventChunks } from '../core/relayed-events.ts'
 import type { HookResult } from '../core/exchange-types.ts'
 import { GuardrailBlockedError, hookResultsView, judge } from './blocked.ts'
 import type { CompiledGuardrail } from './compile.ts'
@@ -113,7 +114,8 @@ export function guardStream(source: AsyncIterable<readonly unknown[]>, options: 
       for await (const batch of source) {
         if (firstReceivedAt === null) firstReceivedAt = now()
         let grew = false
-        for (const chunk of batch) {
+        // Held back and released event by event: relayed bytes are split into their events here.
+        for (const chunk of eventChunks(batch)) {
           if (first === undefined) first = chunk
           const added = chunkText(chunk)
           if (added) {

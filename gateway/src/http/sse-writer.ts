@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http'
 import { once } from 'node:events'
 import { toGatewayError, type GatewayError } from '../core/errors.ts'
 import { toJsonText } from '../core/raw-json.ts'
+import { SseBytes } from '../core/relayed-events.ts'
 
 export interface StreamWriteResult {
   completed: boolean
@@ -25,18 +26,33 @@ function corkForTick(response: ServerResponse): void {
   process.nextTick(uncorkAll, response)
 }
 
+/**
+ * Node's `uncork()` on a response uncorks its socket first and only then sends the chunk it held
+ * (size line, data, line end: three more writes), so each piece would leave as its own syscall
+ * (strace: five writes per streamed answer). The socket stays corked meanwhile: one write.
+ */
 function uncorkAll(response: ServerResponse): void {
+  if (response.writableCorked === 0) return
+  const socket = response.socket
+  socket?.cork()
   while (response.writableCorked > 0) response.uncork()
+  socket?.uncork()
 }
 
 /**
- * Ends the response after flushing what the cork holds: Node's `end()` sends the chunked-encoding
+ * Ends the response after the chunk the cork holds: Node's `end()` sends the chunked-encoding
  * terminator before it flushes a corked response's buffered chunks, which would cut the stream.
+ * The socket stays corked until `end()` flushes it, so a stream that ends in the tick it wrote
+ * its last events in (a short answer) leaves in one write, headers, events and terminator.
  */
 function finish(response: ServerResponse, last?: string): void {
-  uncorkAll(response)
+  const socket = response.socket
+  socket?.cork()
+  while (response.writableCorked > 0) response.uncork()
   if (last === undefined) response.end()
   else response.end(last)
+  // `end()` flushes the socket whatever its cork count; this only balances the cork above.
+  if (socket && socket.writableCorked > 0) socket.uncork()
 }
 
 export function startSse(response: ServerResponse, status: number, headers: Record<string, string>): void {
@@ -61,6 +77,33 @@ export interface PipeSseOptions {
   data?: (chunk: unknown) => unknown
   /** The body of the final error event; the OpenAI envelope by default. */
   errorData?: (error: GatewayError) => unknown
+}
+
+/**
+ * One batch as one socket write: chunks framed as text, and relayed events (`SseBytes`) as the
+ * provider's bytes, never decoded or encoded again. False when the response asks to wait for drain.
+ */
+function writeBatch(response: ServerResponse, batch: readonly unknown[], frame: (chunk: unknown) => string): boolean {
+  if (batch.length === 1 && batch[0] instanceof SseBytes) return response.write(batch[0].bytes)
+  let text = ''
+  let pieces: Array<string | Buffer> | null = null
+  for (const chunk of batch) {
+    if (!(chunk instanceof SseBytes)) {
+      text += frame(chunk)
+      continue
+    }
+    pieces ??= []
+    if (text !== '') pieces.push(text)
+    text = ''
+    pieces.push(chunk.bytes)
+  }
+  if (pieces === null) return response.write(text)
+  if (text !== '') pieces.push(text)
+  // Held together until the end of the tick: one chunk of the chunked encoding, one packet.
+  corkForTick(response)
+  let more = true
+  for (const piece of pieces) more = response.write(piece)
+  return more
 }
 
 function waitForDrain(response: ServerResponse): Promise<unknown> {
@@ -91,9 +134,7 @@ export async function pipeSse(
         first = false
         onFirstBatch?.()
       }
-      let text = ''
-      for (const chunk of batch) text += frame(chunk)
-      if (!response.write(text)) await waitForDrain(response)
+      if (!writeBatch(response, batch, frame)) await waitForDrain(response)
     }
     if (response.destroyed) return { completed: false, error: null }
     finish(response, options.done === false ? undefined : 'data: [DONE]\n\n')

@@ -120,6 +120,73 @@ export function limiterContract(name: string, make: () => Promise<LimiterFixture
       expect((await limiter.reserve(id(), [rate(tokens, 1_000, 60_000, 850)], 60_000)).states[0]).toMatchObject({ ok: true, used: 1_000 })
     })
 
+    it('extends and settles one reservation twice in one batch, and settles before it reserves', async () => {
+      const { limiter } = await make()
+      const [tokens, spend] = [key('tokens'), key('spend')]
+      const [r1, r2] = [id(), id()]
+      const extended = await Promise.all([
+        limiter.reserve(r1, [rate(tokens, 100, 60_000, 60), budget(spend, 100, 40)], 60_000),
+        limiter.reserve(r1, [rate(tokens, 100, 60_000, 10), budget(spend, 100, 10)], 60_000),
+      ])
+      expect(extended.map((r) => r.states.map((s) => s.used))).toEqual([[60, 40], [70, 50]])
+      // Settled in the same batch as a reservation that only fits once the settlement is counted.
+      const [, fits] = await Promise.all([
+        limiter.settle(r1, [{ kind: 'rate', key: tokens, actual: 30 }, { kind: 'budget', key: spend, actual: 5 }]),
+        limiter.reserve(r2, [budget(spend, 100, 60)], 60_000),
+      ])
+      expect(fits).toMatchObject({ admitted: true, states: [{ used: 65 }] })
+      // A second settlement re-weighs the rate entry and charges the budget again (its reservation is gone).
+      await Promise.all([
+        limiter.settle(r1, [{ kind: 'rate', key: tokens, actual: 20 }, { kind: 'budget', key: spend, actual: 7 }]),
+        limiter.settle(r2, [{ kind: 'budget', key: spend, actual: 20 }]),
+      ])
+      expect(await limiter.usage([spend])).toEqual([32])
+      expect((await limiter.reserve(id(), [rate(tokens, 100, 60_000, 80)], 60_000)).states[0]).toMatchObject({ ok: true, used: 100 })
+    })
+
+    it('checks each request against its own limit when a counter\'s limit changes between requests of one batch', async () => {
+      // A snapshot raising a limit lands between two requests of the same turn.
+      const { limiter } = await make()
+      const [k, b] = [key('changed'), key('changed-budget')]
+      await limiter.reserve(id(), [rate(k, 2, 60_000), budget(b, 10, 10)], 60_000)
+      await limiter.reserve(id(), [rate(k, 2, 60_000)], 60_000)
+      const results = await Promise.all([
+        limiter.reserve(id(), [rate(k, 2, 60_000), budget(b, 10, 1)], 60_000),
+        limiter.reserve(id(), [rate(k, 5, 60_000), budget(b, 20, 5)], 60_000),
+        limiter.reserve(id(), [rate(k, 2, 60_000, 1, false)], 60_000),
+      ])
+      expect(results.map((r) => r.admitted)).toEqual([false, true, true])
+      expect(results[1]!.states).toMatchObject([{ used: 3, limit: 5 }, { used: 15, limit: 20 }])
+      expect(results[2]!.states[0]).toMatchObject({ ok: false, used: 4, limit: 2 })
+    })
+
+    it('walks a long log to say when enough of it ages out', async () => {
+      const { limiter, advance } = await make()
+      const k = key('long')
+      const fill = (count: number) => Promise.all(Array.from({ length: count }, () => limiter.reserve(id(), [rate(k, 250, 1_000)], 60_000)))
+      await fill(150)
+      await advance(200)
+      await fill(100)
+      // 120 must age out: the 120th oldest entry is in the first group; 200 reach into the second.
+      const soon = await limiter.reserve(id(), [rate(k, 250, 1_000, 120)], 60_000)
+      const later = await limiter.reserve(id(), [rate(k, 250, 1_000, 200)], 60_000)
+      expect(soon.states[0]!.retryAfterMs).toBeLessThanOrEqual(800)
+      expect(later.states[0]!.retryAfterMs).toBeGreaterThan(850)
+      expect(later.states[0]!.retryAfterMs).toBeLessThanOrEqual(1_000)
+    })
+
+    it('drops a log and reservations that aged out whole after a quiet spell, however many', async () => {
+      // More entries than Lua can unpack into one command (8,000).
+      const { limiter, advance } = await make()
+      const [log, spend] = [key('quiet-log'), key('quiet-budget')]
+      for (let done = 0; done < 8_200; done += 1_000) {
+        await Promise.all(Array.from({ length: 1_000 }, () => limiter.reserve(id(), [rate(log, 1_000_000, 4_000), budget(spend, 1_000_000, 1)], 4_000)))
+      }
+      await advance(4_100)
+      expect((await limiter.reserve(id(), [rate(log, 1_000_000, 4_000)], 4_000)).states[0]).toMatchObject({ ok: true, used: 1 })
+      expect(await limiter.usage([spend])).toEqual([0])
+    }, 30_000)
+
     it('admits exactly what fits when 100 reserve at once', async () => {
       const { limiter } = await make()
       const k = key('race')

@@ -22,7 +22,11 @@ export function redisKeyPrefixesFromEnv(env: NodeJS.ProcessEnv): GatewayRedisKey
   return { limitsKeyPrefix: env.GATEHOUSE_LIMITS_KEY_PREFIX ?? 'gh:', cacheKeyPrefix: `${env.GATEHOUSE_REDIS_KEY_PREFIX ?? 'gh'}:cache` }
 }
 
-/** Commands the Lua scripts call (limits: reserve, settle, usage; cache: set with eviction). */
+/**
+ * Commands the Lua scripts call (limits: apply, usage; cache: set with eviction). ZSCORE and
+ * ZREMRANGEBYSCORE are the previous version's limits script's: a rule applied before a rolling
+ * update must still serve the gateways not yet updated.
+ */
 const SCRIPT_COMMANDS = [
   'time', 'get', 'set', 'del', 'incrby', 'decrby', 'pexpire', 'pttl',
   'hget', 'hmget', 'hset', 'hdel', 'hincrby',
@@ -34,11 +38,12 @@ const DIRECT_COMMANDS = ['evalsha', 'eval', 'mget', 'xadd', 'xread', 'xrevrange'
 
 /**
  * What ioredis sends on connecting: INFO (its ready check, which waits out a Redis still loading),
- * SELECT (a database in the URL), and for Redis Cluster the slot map and ASKING on a slot in
+ * SELECT (a database in the URL), and for Redis Cluster the slot map, CLUSTER INFO (the Cluster
+ * client's ready check: without it the client never becomes ready) and ASKING on a slot in
  * migration; PING for probes. Its CLIENT SETINFO is left out (refusals are ignored by ioredis, and
  * Redis before 7.2 has no such subcommand, so naming it would make the rule fail there).
  */
-const CONNECTION_COMMANDS = ['info', 'ping', 'select', 'cluster|slots', 'asking'] as const
+const CONNECTION_COMMANDS = ['info', 'ping', 'select', 'cluster|slots', 'cluster|info', 'asking'] as const
 
 /** A literal prefix as an ACL key glob: `*`, `?`, `[`, `]` and `\` escaped, then `*`. */
 function keyPattern(prefix: string): string {

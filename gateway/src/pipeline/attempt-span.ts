@@ -103,7 +103,10 @@ function providerSpan(exchange: Exchange, target: BoundTarget): UpstreamSpanSpec
 
 async function callInSpan(exchange: Exchange, describe: () => UpstreamSpanSpec, call: () => Promise<Answer>): Promise<Answer> {
   const spec = describe()
-  const span = trace.getTracer(ATTEMPT_TRACER_NAME).startSpan(spec.name, { kind: SpanKind.CLIENT, attributes: spec.attributes })
+  // Attributes set on the started span, not passed to startSpan: the SDK copies and checks start
+  // attributes twice more, for the sampler, and no sampler OTEL_TRACES_SAMPLER can name reads them.
+  const span = trace.getTracer(ATTEMPT_TRACER_NAME).startSpan(spec.name, { kind: SpanKind.CLIENT })
+  span.setAttributes(spec.attributes)
   const active = trace.setSpan(context.active(), span)
   const signal = exchange.context.signal
   let answer: Answer

@@ -8,10 +8,12 @@ import type { JsonOperation, ResponseContext, StreamingOperation, StreamResult, 
 import { MalformedResponseError, ProviderStreamError } from '../providers/adapter.ts'
 import type { Usage } from '../providers/canonical.ts'
 import { GatewayError } from '../core/errors.ts'
-import { decodeFrameBatches, decodeUnparsedSseBatches } from '../upstream/framing/index.ts'
+import { decodeFrameBatches } from '../upstream/framing/index.ts'
+import { SseRelayReader, type RelayedRead } from '../upstream/framing/sse-relay.ts'
 import { sendUpstreamBuffered, sendUpstreamStreamed, transportError } from '../upstream/transport.ts'
 import { errorFromProvider } from '../upstream/provider-errors.ts'
 import { RawJson, rememberRawJson } from '../core/raw-json.ts'
+import { SseBytes } from '../core/relayed-events.ts'
 import type { RouteTarget } from '../routing/target.ts'
 
 export interface JsonOutcome<Response> {
@@ -115,26 +117,48 @@ export function attemptStream<Request extends { model: string }, Response, Chunk
   return openStream(operation, target, request, options, false) as Promise<StreamOutcome<Chunk>>
 }
 
+/** What a relayed stream's batches hold: the adapter's chunks, provider JSON (`RawJson`), whole events as bytes (`SseBytes`). */
+export type RelayedChunk<Chunk> = Chunk | RawJson | SseBytes
+
 /**
- * A stream attempt whose chunks nobody reads: where the adapter can account for events from their
- * text (OpenAI-shaped streams), events are relayed as the provider's JSON (`RawJson`), parsed only
- * when they carry a finish reason, usage or an error. Otherwise the same as `attemptStream`.
+ * A stream attempt whose chunks nobody reads: where the adapter can account for a stream from its
+ * text (OpenAI-shaped streams, `StreamTransform.relay`), each read from the provider is relayed as
+ * its bytes (`SseBytes`, whole events), and only the events holding the adapter's markers (a
+ * finish reason, usage, an error) are decoded. Otherwise the same as `attemptStream`.
  */
 export function attemptRelayedStream<Request extends { model: string }, Response, Chunk>(
   operation: StreamingOperation<Request, Response, Chunk>,
   target: RouteTarget,
   request: Request,
   options: AttemptOptions,
-): Promise<StreamOutcome<Chunk | RawJson>> {
+): Promise<StreamOutcome<RelayedChunk<Chunk>>> {
   return openStream(operation, target, request, options, true)
 }
 
-function parsedEvent(event: UpstreamEvent): UpstreamEvent {
+function parsedEvent(event: { event?: string; data: string }): UpstreamEvent {
   try {
-    return { ...event, data: JSON.parse(event.raw!) }
+    return { ...(event.event === undefined ? {} : { event: event.event }), data: JSON.parse(event.data), raw: event.data }
   } catch {
-    throw new MalformedResponseError(`stream event is not JSON: ${event.raw!.slice(0, 120)}`)
+    throw new MalformedResponseError(`stream event is not JSON: ${event.data.slice(0, 120)}`)
   }
+}
+
+/** The next translated batch of a stream; null once it ended. */
+type Pull<T> = () => Promise<T[] | null>
+
+function pullFrom<Read, T>(source: AsyncIterable<Read>, translate: (read: Read) => T[]): Pull<T> {
+  const iterator = source[Symbol.asyncIterator]()
+  return async () => {
+    const next = await iterator.next()
+    return next.done ? null : translate(next.value)
+  }
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+/** Whether a stream has begun: a chunk exists (some events, like Anthropic's ping, produce none; relayed comments are no event). */
+function begun(chunks: readonly unknown[]): boolean {
+  return chunks.some((chunk) => !(chunk instanceof SseBytes) || chunk.carriesData())
 }
 
 async function openStream<Request extends { model: string }, Response, Chunk>(
@@ -143,17 +167,18 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
   request: Request,
   options: AttemptOptions,
   relay: boolean,
-): Promise<StreamOutcome<Chunk | RawJson>> {
+): Promise<StreamOutcome<RelayedChunk<Chunk>>> {
   const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
   const response = await sendUpstreamStreamed(target.provider.endpoint, upstream, options)
   if (response.status >= 400) return failFromStatus(target, response)
 
   const transform = operation.stream
   const state = transform.start(responseContext(target.upstreamModel, request))
-  const observeRaw = relay && operation.framing === 'sse' ? transform.observeRaw : undefined
-  // Leaving the loop at [DONE] must not destroy the body (see the dump in `finally` below).
-  const body = response.body.iterator({ destroyOnReturn: false })
-  const batches = (observeRaw ? decodeUnparsedSseBatches(body) : decodeFrameBatches(operation.framing, body))[Symbol.asyncIterator]()
+  const rawRelay = relay && operation.framing === 'sse' ? transform.relay : undefined
+  // Only the body is kept (not the response's headers) while the stream lasts.
+  const upstreamBody = response.body
+  // Stopping at [DONE] must not destroy the body (see the dump in `close` below).
+  const body = upstreamBody.iterator({ destroyOnReturn: false })
   let result: StreamResult<Chunk> | null = null
 
   const translateErrors = (error: unknown): unknown => {
@@ -163,66 +188,111 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
     return transportError(error, options.signal)
   }
 
-  const translate = (events: UpstreamEvent[]): Array<Chunk | RawJson> => {
-    const out: Array<Chunk | RawJson> = []
-    for (const received of events) {
-      let event = received
-      if (observeRaw) {
-        if (observeRaw(state, event.raw!)) {
-          out.push(new RawJson(event.raw!))
-          continue
-        }
-        event = parsedEvent(event)
-      }
-      for (const chunk of transform.step(state, event)) {
-        if (event.raw !== undefined && (chunk as unknown) === event.data) rememberRawJson(chunk, event.raw)
-        out.push(chunk)
-      }
+  const stepped = (event: UpstreamEvent, out: Array<RelayedChunk<Chunk>>): void => {
+    for (const chunk of transform.step(state, event)) {
+      if (event.raw !== undefined && (chunk as unknown) === event.data) rememberRawJson(chunk, event.raw)
+      out.push(chunk)
     }
+  }
+
+  const translate = (events: UpstreamEvent[]): Array<RelayedChunk<Chunk>> => {
+    const out: Array<RelayedChunk<Chunk>> = []
+    for (const event of events) stepped(event, out)
     return out
   }
 
-  // Pull until the first chunk exists (some events, like Anthropic's ping, produce none).
-  let head: Array<Chunk | RawJson> = []
+  // One read's bytes stay whole, cut only around the notable events that do not pass unchanged.
+  const translateRead = (read: RelayedRead): Array<RelayedChunk<Chunk>> => {
+    if (read.notable.length === 0) return [new SseBytes(read.bytes)]
+    const out: Array<RelayedChunk<Chunk>> = []
+    let from = 0
+    for (const event of read.notable) {
+      const unchanged = rawRelay!.observe(state, event.data)
+      // An unnamed event that passes stays among the bytes; a named one is relayed without its name, as every chunk is.
+      if (unchanged && event.event === undefined) continue
+      if (event.start > from) out.push(new SseBytes(read.bytes.subarray(from, event.start)))
+      from = event.end
+      if (unchanged) out.push(new RawJson(event.data))
+      else stepped(parsedEvent(event), out)
+    }
+    if (from < read.bytes.length) out.push(new SseBytes(from === 0 ? read.bytes : read.bytes.subarray(from)))
+    return out
+  }
+
+  let pull: Pull<RelayedChunk<Chunk>>
+  if (rawRelay) {
+    const reader = new SseRelayReader(body, rawRelay.markers)
+    pull = async () => {
+      const read = await reader.read()
+      return read === null ? null : translateRead(read)
+    }
+  } else {
+    pull = pullFrom(decodeFrameBatches(operation.framing, body), translate)
+  }
+
+  // Pull until the stream has begun, so that a failure before then can still be retried.
+  const head: Array<RelayedChunk<Chunk>> = []
   let ended = false
   try {
-    while (head.length === 0) {
-      const next = await batches.next()
-      if (next.done) {
+    while (!begun(head)) {
+      const next = await pull()
+      if (next === null) {
         ended = true
         break
       }
-      head = translate(next.value)
+      head.push(...next)
     }
   } catch (error) {
-    response.body.destroy()
+    upstreamBody.destroy()
     throw translateErrors(error)
   }
 
-  async function* chunks(): AsyncGenerator<Array<Chunk | RawJson>> {
-    try {
-      if (head.length > 0) yield head
-      if (!ended) {
-        for (let next = await batches.next(); !next.done; next = await batches.next()) {
-          const translated = translate(next.value)
-          if (translated.length > 0) yield translated
-        }
-      }
-      result = transform.finish(state)
-      if (result.chunks.length > 0) yield result.chunks
-    } catch (error) {
-      throw translateErrors(error)
-    } finally {
-      if (result !== null) {
-        // A finished stream ([DONE] seen): read off what little may follow so the connection
-        // goes back to the pool; destroying it would cost an AbortError and the connection.
-        response.body.dump({ limit: 64 * 1024 }).catch(() => undefined)
-      } else if (!response.body.destroyed) {
-        // Ending early (client gone, error) must release the upstream connection now.
-        response.body.destroy()
-      }
+  // The head, the rest as it arrives, then what `finish` adds; written by hand (pipeline/batches.ts says why).
+  let phase: 'head' | 'body' | 'finish' | 'tail' | 'over' = 'head'
+  const close = (): void => {
+    if (phase === 'over') return
+    phase = 'over'
+    if (result !== null) {
+      // A finished stream ([DONE] seen): read off what little may follow so the connection
+      // goes back to the pool; destroying it would cost an AbortError and the connection.
+      upstreamBody.dump({ limit: 64 * 1024 }).catch(() => undefined)
+    } else if (!upstreamBody.destroyed) {
+      // Ending early (client gone, error) must release the upstream connection now.
+      upstreamBody.destroy()
     }
   }
+  const chunks: AsyncIterableIterator<Array<RelayedChunk<Chunk>>> = {
+    async next() {
+      try {
+        if (phase === 'head') {
+          phase = ended ? 'finish' : 'body'
+          if (head.length > 0) return { done: false, value: head }
+        }
+        while (phase === 'body') {
+          const next = await pull()
+          if (next === null) phase = 'finish'
+          else if (next.length > 0) return { done: false, value: next }
+        }
+        if (phase === 'finish') {
+          result = transform.finish(state)
+          phase = 'tail'
+          if (result.chunks.length > 0) return { done: false, value: result.chunks }
+        }
+        close()
+        return DONE
+      } catch (error) {
+        close()
+        throw translateErrors(error)
+      }
+    },
+    async return() {
+      close()
+      return DONE
+    },
+    [Symbol.asyncIterator]() {
+      return chunks
+    },
+  }
 
-  return { kind: 'stream', chunks: chunks(), result: () => result, warnings }
+  return { kind: 'stream', chunks, result: () => result, warnings }
 }

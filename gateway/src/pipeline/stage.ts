@@ -11,7 +11,7 @@
  * factory looks at the route's `Operation` once, at registration, and returns null to stay out.
  *
  * Streams are handed up as batches of chunks (the chunks that arrived together from the provider).
- * A stage that must see them wraps `answer.batches` with `observeStream` (or its own generator): it
+ * A stage that must see them wraps `answer.batches` with `observeStream` (or `stepBatches`): it
  * can hold chunks back, transform them, or end the stream by throwing, which the writer turns into
  * a proper error event. What needs the end of a stream (usage, settling a reservation, a record)
  * goes into `onEnd`, which runs exactly once however the stream ends: finished, failed, or the
@@ -26,6 +26,7 @@ import type { SelectedConfig } from '../routing/select.ts'
 import type { CompiledProvider, RouteTarget } from '../routing/target.ts'
 import type { RequestContext } from './context.ts'
 import type { EndpointType, HookResult } from '../core/exchange-types.ts'
+import { stepBatches } from './batches.ts'
 
 // Defined below the feature folders (guardrails, limits, usage read them); part of this contract.
 export type { EndpointType, HookResult } from '../core/exchange-types.ts'
@@ -41,6 +42,12 @@ export interface Operation {
   readonly textual: boolean
   /** A JSON body whose answer depends only on the body: the response cache may serve it. */
   readonly cacheable: boolean
+  /**
+   * Routes whose answers are relayed unparsed and billed (audio, images): the most a request can
+   * use, as usage to price, for the limits stage to reserve before the call; null when the body
+   * does not say (an upload). Without it, the limits stage bounds a textual request's tokens.
+   */
+  readonly worstCase?: (body: Record<string, unknown> | null) => Usage | null
 }
 
 /** Where an exchange goes: one target named by headers or the model, or a config's plan. */
@@ -86,6 +93,8 @@ export interface ExchangeFacts {
   usage: Usage | null
   /** Usage counted by Gatehouse (the provider gave none). */
   usageEstimated: boolean
+  /** What of the billed usage neither the provider reported nor Gatehouse could count, in words: the cost is then unknown. */
+  unmetered: string | null
   finishReason: FinishReason | null
   streamed: boolean
   /** Milliseconds since the epoch: first byte (or first stream chunk) reached the client; end of the answer. */
@@ -129,6 +138,7 @@ export function newFacts(): ExchangeFacts {
     cacheSavedCostUsd: null,
     usage: null,
     usageEstimated: false,
+    unmetered: null,
     finishReason: null,
     streamed: false,
     firstByteAtMs: null,
@@ -304,25 +314,10 @@ export interface StreamObserver {
 
 /** Wraps a stream answer's batches; the answer keeps its status and result. */
 export function observeStream(answer: StreamAnswer, observer: StreamObserver): StreamAnswer {
-  const source = answer.batches
-  async function* observed(): AsyncGenerator<readonly unknown[]> {
-    let completed = false
-    let failure: unknown = null
-    try {
-      for await (const batch of source) {
-        const out = observer.onBatch ? observer.onBatch(batch) : batch
-        if (out.length > 0) yield out
-      }
-      const tail = observer.flush?.()
-      if (tail && tail.length > 0) yield tail
-      completed = true
-    } catch (error) {
-      failure = error
-      throw error
-    } finally {
-      observer.onEnd?.({ completed, error: failure })
-    }
-  }
-  answer.batches = observed()
+  answer.batches = stepBatches<unknown, unknown>(answer.batches, {
+    ...(observer.onBatch && { map: (batch) => observer.onBatch!(batch) }),
+    ...(observer.flush && { flush: () => observer.flush!() }),
+    ...(observer.onEnd && { end: (outcome) => observer.onEnd!(outcome) }),
+  })
   return answer
 }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import type { PriceOverride } from './price.ts'
-import { costOf, priceFor, tableModelFamily, tablePrice } from './price.ts'
+import { costOf, imagePrice, priceFor, tableModelFamily, tablePrice } from './price.ts'
+import { modelPricingConfig } from './public.ts'
 import { PRICING_TABLE_VERSION } from './table.ts'
 
 const override = (fields: Partial<PriceOverride> & Pick<PriceOverride, 'provider' | 'model'>): PriceOverride => ({
   workspaceId: null, input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null,
-  audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: null, perAudioSecond: null, version: 'v1', ...fields,
+  audioInput: null, audioOutput: null, cachedAudioInput: null, imageInput: null, perImage: null, perAudioSecond: null, perCharacter: null, version: 'v1', ...fields,
 })
 
 describe('audio tokens', () => {
@@ -101,7 +102,66 @@ describe('costOf', () => {
     const price = tablePrice('openai', 'gpt-4-turbo')!
     expect(costOf({ inputTokens: 1000, outputTokens: 0, cachedInputTokens: 1000 }, price)).toBeCloseTo(1000 * 10e-6, 12)
     expect(costOf({ inputTokens: 0, outputTokens: 0, searchUnits: 3 }, tablePrice('cohere', 'rerank-v3.5')!)).toBeCloseTo(0.006, 12)
-    expect(costOf({ inputTokens: 0, outputTokens: 0 }, tablePrice('openai', 'dall-e-3')!, { images: 2 })).toBeCloseTo(0.08, 12)
+    expect(costOf({ inputTokens: 0, outputTokens: 0, images: 2 }, tablePrice('openai', 'dall-e-3')!)).toBeCloseTo(0.08, 12)
     expect(costOf({ inputTokens: 0, outputTokens: 0, pages: 10 }, tablePrice('mistral-ai', 'mistral-ocr-latest')!)).toBeCloseTo(0.01, 12)
+  })
+
+  it('bills transcription by the second or by token, speech by the character or by token', () => {
+    // whisper-1: $0.006 a minute.
+    expect(costOf({ inputTokens: 0, outputTokens: 0, audioSeconds: 90 }, tablePrice('openai', 'whisper-1')!)).toBeCloseTo(0.009, 12)
+    // gpt-4o-transcribe: audio in $6, text in $2.5, text out $10 per 1M.
+    const transcribe = tablePrice('openai', 'gpt-4o-transcribe')!
+    expect(costOf({ inputTokens: 1010, outputTokens: 200, audioInputTokens: 1000 }, transcribe)).toBeCloseTo((1000 * 6 + 10 * 2.5 + 200 * 10) / 1e6, 15)
+    expect(tableModelFamily('openai', 'gpt-4o-mini-transcribe-2025-12-15')).toBe('gpt-4o-mini-transcribe')
+    // tts-1: $15 per 1M characters, tts-1-hd $30; gpt-4o-mini-tts: text in $0.6, audio out $12 per 1M tokens.
+    expect(costOf({ inputTokens: 0, outputTokens: 0, inputCharacters: 1000 }, tablePrice('openai', 'tts-1')!)).toBeCloseTo(0.015, 12)
+    expect(costOf({ inputTokens: 0, outputTokens: 0, inputCharacters: 1000 }, tablePrice('openai', 'tts-1-hd-1106')!)).toBeCloseTo(0.03, 12)
+    expect(costOf({ inputTokens: 100, outputTokens: 2000, audioOutputTokens: 2000, inputCharacters: 400 }, tablePrice('openai', 'gpt-4o-mini-tts')!)).toBeCloseTo((100 * 0.6 + 2000 * 12) / 1e6, 15)
+  })
+
+  it('overrides the price per character like any other field', () => {
+    const price = priceFor('openai', null, 'tts-1', null, [override({ provider: 'openai', model: 'tts-1', perCharacter: 0.00002 })])!
+    expect(price).toMatchObject({ perCharacter: 0.00002, source: 'override' })
+    expect(costOf({ inputTokens: 0, outputTokens: 0, inputCharacters: 500 }, price)).toBeCloseTo(0.01, 12)
+  })
+
+  it('bills DALL·E images by quality and size, a size it does not list at its flat price', () => {
+    // OpenAI's list: dall-e-3 standard $0.04 square, $0.08 wide; hd $0.08 and $0.12; dall-e-2 $0.016, $0.018, $0.02 by size.
+    const dalle3 = tablePrice('openai', 'dall-e-3')!
+    const image = (quality: string, size: string) => ({ quality, size })
+    expect(costOf({ inputTokens: 0, outputTokens: 0, images: 3, imageVariant: image('hd', '1792x1024') }, dalle3)).toBeCloseTo(0.36, 12)
+    expect(imagePrice(dalle3, image('standard', '1024x1792'))).toBe(0.08)
+    expect(imagePrice(dalle3, image('hd', '1024x1024'))).toBe(0.08)
+    expect(imagePrice(dalle3, image('standard', '640x480'))).toBe(0.04)
+    expect(imagePrice(dalle3, undefined)).toBe(0.04)
+    const dalle2 = tablePrice('openai', 'dall-e-2')!
+    expect([256, 512, 1024].map((side) => imagePrice(dalle2, image('standard', `${side}x${side}`)))).toEqual([0.016, 0.018, 0.02])
+  })
+
+  it('bills GPT Image tokens: text in, image in at its own rate, image out', () => {
+    // gpt-image-1: text in $5, image in $10, image out $40 per 1M; gpt-image-1-mini: $2, $2.5, $8.
+    const usage = { inputTokens: 1_350, outputTokens: 4_160, imageInputTokens: 1_300 }
+    expect(costOf(usage, tablePrice('openai', 'gpt-image-1')!)).toBeCloseTo((50 * 5 + 1_300 * 10 + 4_160 * 40) / 1e6, 15)
+    expect(costOf(usage, tablePrice('openai', 'gpt-image-1-mini')!)).toBeCloseTo((50 * 2 + 1_300 * 2.5 + 4_160 * 8) / 1e6, 15)
+    expect(tableModelFamily('openai', 'gpt-image-1-2025-04-23')).toBe('gpt-image-1')
+    // Image tokens of a model without an image rate bill as text input.
+    expect(costOf({ inputTokens: 100, outputTokens: 0, imageInputTokens: 100 }, tablePrice('openai', 'gpt-4o')!)).toBeCloseTo(100 * 2.5e-6, 15)
+  })
+
+  it('an override of the per-image price is one price for every quality and size; the image token rate overrides like the others', () => {
+    const flat = priceFor('openai', null, 'dall-e-3', null, [override({ provider: 'openai', model: 'dall-e-3', perImage: 0.05 })])!
+    expect(costOf({ inputTokens: 0, outputTokens: 0, images: 2, imageVariant: { quality: 'hd', size: '1792x1024' } }, flat)).toBeCloseTo(0.1, 12)
+    const tokens = priceFor('openai', null, 'gpt-image-1', null, [override({ provider: 'openai', model: 'gpt-image-1', imageInput: 0.00002 })])!
+    expect(tokens).toMatchObject({ imageInput: 0.00002, input: 5e-6, output: 40e-6 })
+    // Another override of the model keeps the table's prices by quality and size.
+    const other = priceFor('openai', null, 'dall-e-3', null, [override({ provider: 'openai', model: 'dall-e-3', input: 0 })])!
+    expect(imagePrice(other, { quality: 'hd', size: '1024x1792' })).toBe(0.12)
+  })
+
+  it('publishes prices by quality and size, in cents, and the image token rate', () => {
+    const dalle3 = modelPricingConfig(tablePrice('openai', 'dall-e-3')!).pay_as_you_go
+    expect(dalle3.image).toMatchObject({ hd: { '1792x1024': { price: 12 } }, standard: { '1024x1024': { price: 4 } }, default: { default: { price: 4 } } })
+    const gptImage = modelPricingConfig(tablePrice('openai', 'gpt-image-1')!).pay_as_you_go as { additional_units: { image_token: { price: number } } }
+    expect(gptImage.additional_units.image_token.price).toBeCloseTo(0.001, 12)
   })
 })

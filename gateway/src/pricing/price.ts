@@ -5,10 +5,10 @@
  * index is built once per snapshot (keyed on the snapshot's `prices` array) and a lookup is a few
  * map reads, because the account stage and the budget reservation call them on every request.
  */
-import type { Usage } from '../providers/canonical.ts'
-import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type AudioRow, type PriceRow, type TokenRow } from './table.ts'
+import type { ImageVariant, Usage } from '../providers/canonical.ts'
+import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type AudioRow, type ImagePrices, type ImageTokenRow, type PriceRow, type TokenRow, type UnitRow } from './table.ts'
 
-/** USD per unit: per token for text, per image, per second of audio, per search unit, per page. */
+/** USD per unit: per token for text, audio and image tokens, per image, per second of audio, per character of input, per search unit, per page. */
 export interface Price {
   readonly input: number
   readonly output: number
@@ -24,8 +24,15 @@ export interface Price {
   readonly audioOutput: number | null
   /** Per cached audio token. Null: as audio input (as cached input where there is no audio price). */
   readonly cachedAudioInput: number | null
+  /** Per image input token (GPT Image models). Null: image tokens bill as input. */
+  readonly imageInput: number | null
+  /** Per image of a quality and size `perImageBy` does not list. */
   readonly perImage: number | null
+  /** Per image by quality, then size (DALL·E); null: `perImage` for every image. */
+  readonly perImageBy: ImagePrices | null
   readonly perAudioSecond: number | null
+  /** Per character of input (speech models such as tts-1). */
+  readonly perCharacter: number | null
   readonly perSearchUnit: number | null
   readonly perPage: number | null
   /** The table version, or the override's version. */
@@ -49,15 +56,12 @@ export interface PriceOverride {
   readonly audioInput: number | null
   readonly audioOutput: number | null
   readonly cachedAudioInput: number | null
+  readonly imageInput: number | null
+  /** One price for every image of the model: it replaces the table's prices by quality and size. */
   readonly perImage: number | null
   readonly perAudioSecond: number | null
+  readonly perCharacter: number | null
   readonly version: string
-}
-
-/** What a usage record may add to tokens: generated images, seconds of audio. */
-export interface BilledUnits {
-  readonly images?: number
-  readonly audioSeconds?: number
 }
 
 const PER_MILLION = 1_000_000
@@ -71,15 +75,21 @@ function fromTokens(row: TokenRow): Price {
 
 function fromRow(row: PriceRow): Price {
   if (Array.isArray(row)) return fromTokens(row as TokenRow)
-  if ('text' in row) {
+  if ('imageInput' in row) {
+    const { text, imageInput } = row as ImageTokenRow
+    return { ...fromTokens(text), imageInput: perToken(imageInput) }
+  }
+  if ('audio' in row) {
     const { text, audio } = row as AudioRow
     return { ...fromTokens(text), audioInput: perToken(audio[0]), audioOutput: perToken(audio[1]), cachedAudioInput: perToken(audio[2]) }
   }
-  const units = row as Exclude<PriceRow, readonly unknown[] | AudioRow>
+  const units = row as UnitRow
   return {
     ...ZERO,
     perImage: units.perImage ?? null,
+    perImageBy: units.perImageBy ?? null,
     perAudioSecond: units.perAudioSecond ?? null,
+    perCharacter: units.perCharacter ?? null,
     perSearchUnit: units.perSearchUnit ?? null,
     perPage: units.perPage ?? null,
   }
@@ -87,7 +97,7 @@ function fromRow(row: PriceRow): Price {
 
 const ZERO: Price = {
   input: 0, output: 0, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null,
-  perImage: null, perAudioSecond: null, perSearchUnit: null, perPage: null,
+  imageInput: null, perImage: null, perImageBy: null, perAudioSecond: null, perCharacter: null, perSearchUnit: null, perPage: null,
   version: PRICING_TABLE_VERSION, source: 'table',
 }
 
@@ -179,8 +189,11 @@ function applyOverride(base: Price | null, override: PriceOverride): Price {
     audioInput: override.audioInput ?? from.audioInput,
     audioOutput: override.audioOutput ?? from.audioOutput,
     cachedAudioInput: override.cachedAudioInput ?? from.cachedAudioInput,
+    imageInput: override.imageInput ?? from.imageInput,
     perImage: override.perImage ?? from.perImage,
+    perImageBy: override.perImage === null ? from.perImageBy : null,
     perAudioSecond: override.perAudioSecond ?? from.perAudioSecond,
+    perCharacter: override.perCharacter ?? from.perCharacter,
     perSearchUnit: from.perSearchUnit,
     perPage: from.perPage,
     version: override.version,
@@ -215,9 +228,11 @@ export function priceFor(
  * USD for a usage at a price (fractional, unrounded). Canonical usage counts cached input and
  * cache writes inside `inputTokens`, reasoning inside `outputTokens`, and audio tokens inside both
  * (cached audio inside `cachedInputTokens` too); each part bills at its own rate where the price
- * has one: text + audio + cached parts.
+ * has one: text + audio + cached parts; image tokens among the input likewise. Seconds of audio,
+ * characters of input and images (models billed by them) add at their unit prices, an image at the
+ * price of its quality and size where the price lists one.
  */
-export function costOf(usage: Usage, price: Price, units: BilledUnits = {}): number {
+export function costOf(usage: Usage, price: Price): number {
   const cached = usage.cachedInputTokens ?? 0
   const written = usage.cacheWriteInputTokens ?? 0
   const reasoning = usage.reasoningTokens ?? 0
@@ -225,7 +240,8 @@ export function costOf(usage: Usage, price: Price, units: BilledUnits = {}): num
   const cachedAudio = Math.min(usage.cachedAudioInputTokens ?? 0, audioInput, cached)
   const freshAudio = audioInput - cachedAudio
   const audioOutput = Math.min(usage.audioOutputTokens ?? 0, usage.outputTokens)
-  const plainInput = Math.max(0, usage.inputTokens - cached - written - freshAudio)
+  const imageInput = Math.min(usage.imageInputTokens ?? 0, usage.inputTokens)
+  const plainInput = Math.max(0, usage.inputTokens - cached - written - freshAudio - imageInput)
   const plainOutput = Math.max(0, usage.outputTokens - reasoning - audioOutput)
   // Cached audio without a price of its own: a model with audio prices bills it as audio, one without as cached text.
   const cachedAudioRate = price.cachedAudioInput ?? price.audioInput ?? price.cachedInput ?? price.input
@@ -234,13 +250,21 @@ export function costOf(usage: Usage, price: Price, units: BilledUnits = {}): num
     (cached - cachedAudio) * (price.cachedInput ?? price.input) +
     written * (price.cacheWrite ?? price.input) +
     freshAudio * (price.audioInput ?? price.input) +
+    imageInput * (price.imageInput ?? price.input) +
     cachedAudio * cachedAudioRate +
     plainOutput * price.output +
     reasoning * (price.reasoning ?? price.output) +
     audioOutput * (price.audioOutput ?? price.output)
   if (usage.searchUnits) cost += usage.searchUnits * (price.perSearchUnit ?? 0)
   if (usage.pages) cost += usage.pages * (price.perPage ?? 0)
-  if (units.images) cost += units.images * (price.perImage ?? 0)
-  if (units.audioSeconds) cost += units.audioSeconds * (price.perAudioSecond ?? 0)
+  if (usage.audioSeconds) cost += usage.audioSeconds * (price.perAudioSecond ?? 0)
+  if (usage.inputCharacters) cost += usage.inputCharacters * (price.perCharacter ?? 0)
+  if (usage.images) cost += usage.images * imagePrice(price, usage.imageVariant)
   return cost
+}
+
+/** USD for one image of a variant: the price's own for that quality and size, else its flat per-image price. */
+export function imagePrice(price: Price, variant: ImageVariant | undefined): number {
+  const listed = variant === undefined ? undefined : price.perImageBy?.[variant.quality]?.[variant.size]
+  return listed ?? price.perImage ?? 0
 }

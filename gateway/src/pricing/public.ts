@@ -1,6 +1,8 @@
 /**
  * The public pricing lookup's answer (`GET /model-configs/pricing/{provider}/{model}`): the spec's
- * ModelPricingConfig, prices in US cents per unit (per text or audio token, per image, per second of audio).
+ * ModelPricingConfig, prices in US cents per unit (per text, audio or image token, per image, per second of audio, per character).
+ * Per-image prices go under `image` by quality, then size (`default.default` is the price of an
+ * image of any other quality or size); the image input token price under `additional_units.image_token`.
  */
 import { tablePrice, type Price } from './price.ts'
 
@@ -25,13 +27,24 @@ export function modelPricingConfig(price: Price): ModelPricingConfig {
     cache_read_audio_input_token: cents(price.cachedAudioInput),
   }
   const additional: Record<string, unknown> = {}
-  if (price.perImage !== null) payAsYouGo.image = { default: { default: { price: price.perImage * CENTS } } }
+  if (price.perImage !== null || price.perImageBy !== null) payAsYouGo.image = imageCents(price)
+  if (price.imageInput !== null) additional.image_token = { price: price.imageInput * CENTS }
   if (price.perAudioSecond !== null) additional.audio_seconds = { price: price.perAudioSecond * CENTS }
+  if (price.perCharacter !== null) additional.characters = { price: price.perCharacter * CENTS }
   if (price.perSearchUnit !== null) additional.search_units = { price: price.perSearchUnit * CENTS }
   if (price.perPage !== null) additional.pages = { price: price.perPage * CENTS }
   if (Object.keys(additional).length > 0) payAsYouGo.additional_units = additional
   for (const [key, value] of Object.entries(payAsYouGo)) if (value === undefined) delete payAsYouGo[key]
   return { pay_as_you_go: payAsYouGo, currency: 'USD', version: price.version }
+}
+
+function imageCents(price: Price): Record<string, Record<string, { price: number }>> {
+  const byQuality: Record<string, Record<string, { price: number }>> = {}
+  for (const [quality, bySize] of Object.entries(price.perImageBy ?? {})) {
+    byQuality[quality] = Object.fromEntries(Object.entries(bySize).map(([size, usd]) => [size, { price: usd * CENTS }]))
+  }
+  if (price.perImage !== null) byQuality.default = { default: { price: price.perImage * CENTS } }
+  return byQuality
 }
 
 /** Provider ids of the public API (`azure-openai`, `vertex-ai`...) are Gatehouse's provider kinds; `mistral` is accepted for `mistral-ai`. */

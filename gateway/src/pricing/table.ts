@@ -1,7 +1,7 @@
 /**
  * The shipped pricing table: public list prices of the model families Gatehouse speaks, as data.
- * Units: USD per 1,000,000 tokens (text and audio tokens), USD per image, USD per second of audio, USD per search
- * unit (rerank) and per page (OCR). Standard (non-batch, non-priority) tier, the lowest context
+ * Units: USD per 1,000,000 tokens (text, audio and image tokens), USD per image, USD per second of audio, USD per
+ * character of input (speech), USD per search unit (rerank) and per page (OCR). Standard (non-batch, non-priority) tier, the lowest context
  * tier where a provider charges by prompt length. Workspaces and integrations override any row
  * through the admin API (snapshot `prices`); a model missing here costs nothing until priced.
  *
@@ -15,9 +15,16 @@ export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-01'
 /** [input, output, cached input, cache write] in USD per 1M tokens; reasoning tokens bill as output. */
 export type TokenRow = readonly [input: number, output: number, cachedInput?: number | null, cacheWrite?: number | null]
 
+/** USD per image by quality, then size: `{standard: {'1024x1024': 0.04}}` (the public pricing route's `image` shape). */
+export type ImagePrices = Readonly<Record<string, Readonly<Record<string, number>>>>
+
 export interface UnitRow {
+  /** Per image of a quality and size the row does not list (or of any, where it lists none). */
   readonly perImage?: number
+  readonly perImageBy?: ImagePrices
   readonly perAudioSecond?: number
+  /** Speech models billed by the character of their input (tts-1). */
+  readonly perCharacter?: number
   readonly perSearchUnit?: number
   readonly perPage?: number
 }
@@ -31,7 +38,18 @@ export interface AudioRow {
   readonly audio: AudioTokenRow
 }
 
-export type PriceRow = TokenRow | UnitRow | AudioRow
+/**
+ * A GPT Image model: text tokens in, image tokens in (the images it edits) at their own rate, and
+ * image tokens out at the text row's output rate (its only output). Cached image input has a price
+ * too, but the Images API reports no cached tokens, so it is not carried.
+ */
+export interface ImageTokenRow {
+  readonly text: TokenRow
+  /** USD per 1M image input tokens. */
+  readonly imageInput: number
+}
+
+export type PriceRow = TokenRow | UnitRow | AudioRow | ImageTokenRow
 
 const openai: Record<string, PriceRow> = {
   'gpt-5': [1.25, 10, 0.125],
@@ -66,9 +84,22 @@ const openai: Record<string, PriceRow> = {
   'text-embedding-3-large': [0.13, 0],
   'text-embedding-ada-002': [0.1, 0],
   'omni-moderation-latest': [0, 0],
-  'dall-e-3': { perImage: 0.04 },
-  'dall-e-2': { perImage: 0.02 },
+  // DALL·E bills each image by its quality and size; GPT Image models by token (text and image in, image out).
+  'dall-e-3': {
+    perImage: 0.04,
+    perImageBy: { standard: { '1024x1024': 0.04, '1024x1792': 0.08, '1792x1024': 0.08 }, hd: { '1024x1024': 0.08, '1024x1792': 0.12, '1792x1024': 0.12 } },
+  },
+  'dall-e-2': { perImage: 0.02, perImageBy: { standard: { '256x256': 0.016, '512x512': 0.018, '1024x1024': 0.02 } } },
+  'gpt-image-1': { text: [5, 40, 1.25], imageInput: 10 },
+  'gpt-image-1-mini': { text: [2, 8, 0.2], imageInput: 2.5 },
+  // Transcription: whisper-1 by the second of audio; the gpt-4o transcribers by token, audio input at its own rate.
   'whisper-1': { perAudioSecond: 0.0001 },
+  'gpt-4o-transcribe': { text: [2.5, 10], audio: [6, 0] },
+  'gpt-4o-mini-transcribe': { text: [1.25, 5], audio: [3, 0] },
+  // Speech: tts-1 by the character of input; gpt-4o-mini-tts by token (its output tokens are all audio).
+  'tts-1': { perCharacter: 0.000015 },
+  'tts-1-hd': { perCharacter: 0.00003 },
+  'gpt-4o-mini-tts': [0.6, 12],
 }
 
 const anthropic: Record<string, PriceRow> = {

@@ -90,11 +90,23 @@ export interface StreamTransform<State, Chunk> {
   finish(state: State): StreamResult<Chunk>
   /**
    * For transforms whose chunks are the provider's own events unchanged (OpenAI-shaped streams):
-   * accounts for one event from its JSON text, parsing it only when it carries what accounting
-   * needs (a finish reason, usage). Returns false when the event must go through `step` instead
-   * (an in-band error). Lets the gateway relay such streams as the provider's bytes.
+   * how such a stream is relayed as the provider's bytes when no stage reads its chunks.
    */
-  observeRaw?(state: State, raw: string): boolean
+  relay?: RawRelay<State>
+}
+
+/**
+ * Relaying a stream as the provider's bytes: only events whose JSON text holds one of `markers`
+ * (or that are named) are decoded and shown to `observe`; every other event reaches the client
+ * unread, so a marker must appear in every event that accounting or `step` needs to see.
+ */
+export interface RawRelay<State> {
+  readonly markers: readonly string[]
+  /**
+   * Accounts for one such event from its JSON text (parsing it only if it must). True: the event
+   * is relayed as it is. False: it goes through `step` instead (an in-band error, usage to drop).
+   */
+  observe(state: State, raw: string): boolean
 }
 
 export type Framing = 'sse' | 'aws-eventstream'

@@ -263,6 +263,22 @@ export interface Usage {
   searchUnits?: number
   /** Document pages processed, for providers that bill OCR by the page (Mistral). */
   pages?: number
+  /** Seconds of audio heard, for models billed by them (whisper-1 transcriptions and translations). */
+  audioSeconds?: number
+  /** Characters of input, for models billed by them (tts-1 speech). */
+  inputCharacters?: number
+  /** Image tokens among `inputTokens` (the images a GPT Image model edits): they bill at the image input rate. */
+  imageInputTokens?: number
+  /** Images made, for models billed by the image (dall-e-2, dall-e-3). */
+  images?: number
+  /** The quality and size those images were made at: they choose the price of each. */
+  imageVariant?: ImageVariant
+}
+
+/** An image's quality and size as the request named them (`standard`/`hd`, `1024x1792`). */
+export interface ImageVariant {
+  readonly quality: string
+  readonly size: string
 }
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other'

@@ -1,6 +1,7 @@
-/** Budget periods: the counter's period label, and what a reset worker's write does to it. */
+/** Budget periods: the counter's period label, what a reset worker's write does to it, and the request path's remembered keys. */
 import { describe, expect, it } from 'vitest'
-import { limitPeriod } from './limit-keys.ts'
+import { limitCounterKey, limitPeriod, LimitCounterKeys } from './limit-keys.ts'
+import { snapshotLimit } from './policies.ts'
 
 const DAY_MS = 86_400_000
 const budget = { kind: 'usage' as const, periodicReset: null, periodicResetDays: null, periodStartedAt: null, periodEndsAt: null }
@@ -35,5 +36,37 @@ describe('limitPeriod', () => {
     const weekly = limitPeriod({ ...budget, periodicReset: 'weekly' }, at('2026-11-25T10:00:00.000Z'))
     expect(weekly).toMatchObject({ startsAtMs: at('2026-11-23T00:00:00.000Z'), endsAtMs: at('2026-11-30T00:00:00.000Z') })
     expect(limitPeriod(budget, at('2026-11-25T10:00:00.000Z'))).toEqual({ label: 's0', startsAtMs: 0, endsAtMs: null })
+  })
+})
+
+describe('LimitCounterKeys', () => {
+  it('gives the key limitCounterKey gives, for every kind of period and group, as time passes', () => {
+    const base = { source: 'policy', ownerId: 'p', type: 'tokens', creditLimit: 100 } as const
+    const limits = [
+      snapshotLimit.parse({ ...base, id: 'rate', kind: 'rate', unit: 'rpm', value: 5, groupBy: ['metadata.team'] }),
+      snapshotLimit.parse({ ...base, id: 'forever', kind: 'usage' }),
+      snapshotLimit.parse({ ...base, id: 'weekly', kind: 'usage', periodicReset: 'weekly', groupBy: ['user', 'model'] }),
+      snapshotLimit.parse({ ...base, id: 'monthly', kind: 'usage', periodicReset: 'monthly', periodStartedAt: '2026-03-10T00:00:00.000Z' }),
+      snapshotLimit.parse({ ...base, id: 'days', kind: 'usage', periodicResetDays: 3, periodStartedAt: '2026-03-01T05:00:00.000Z', periodEndsAt: '2026-03-02T00:00:00.000Z' }),
+      // An anchor in the future: a period starting later than now.
+      snapshotLimit.parse({ ...base, id: 'ahead', kind: 'usage', periodicResetDays: 1, periodStartedAt: '2026-04-20T00:00:00.000Z' }),
+    ]
+    const groups = [[], ['a'], ['b'], ['a', 'b'], ['a\u0000b', 'c'], ['a', 'b\u0000c']]
+    const keys = new LimitCounterKeys('gh:')
+    let nowMs = at('2026-02-27T00:00:00.000Z')
+    const seen = new Set<string>()
+    // Hours apart over two months, crossing weeks, months, N-day periods and the stated end.
+    for (let step = 0; step < 1_500; step++) {
+      nowMs += 3_600_000 + (step % 7) * 60_000
+      for (const limit of limits) {
+        for (const group of groups.filter((g) => g.length === limit.groupBy.length)) {
+          const key = keys.keyOf('org', limit, group, nowMs)
+          expect(key).toBe(limitCounterKey('gh:', 'org', limit, group, nowMs))
+          seen.add(key)
+        }
+      }
+    }
+    // The keys did move with the periods (and the groups kept apart).
+    expect(seen.size).toBeGreaterThan(40)
   })
 })

@@ -64,11 +64,63 @@ export function limitPeriod(limit: PeriodFields, nowMs: number): LimitPeriod {
   return { label: `s${period.startsAtMs}`, ...period }
 }
 
+/** The group part of a counter key: a digest of the group_by values, `-` when the limit has none. */
+function groupPart(groupValues: readonly string[]): string {
+  return groupValues.length === 0 ? '-' : createHash('sha256').update(JSON.stringify(groupValues)).digest('base64url').slice(0, 22)
+}
+
+function counterKey(prefix: string, organizationId: string, limit: Pick<SnapshotLimit, 'id' | 'kind'>, periodLabel: string, group: string): string {
+  return `${prefix}{${organizationId}}:${limit.kind === 'rate' ? 'r' : 'b'}:${limit.id}:${periodLabel}:${group}`
+}
+
 /**
  * The counter's key: prefix, organisation hash tag, kind, limit id, period and the group (a digest
  * of the group_by values, `-` when the limit has no group_by).
  */
 export function limitCounterKey(prefix: string, organizationId: string, limit: PeriodFields & Pick<SnapshotLimit, 'id'>, groupValues: readonly string[], nowMs: number): string {
-  const group = groupValues.length === 0 ? '-' : createHash('sha256').update(JSON.stringify(groupValues)).digest('base64url').slice(0, 22)
-  return `${prefix}{${organizationId}}:${limit.kind === 'rate' ? 'r' : 'b'}:${limit.id}:${limitPeriod(limit, nowMs).label}:${group}`
+  return counterKey(prefix, organizationId, limit, limitPeriod(limit, nowMs).label, groupPart(groupValues))
+}
+
+/** Groups remembered per limit; past it, the limit's keys are forgotten and computed afresh. */
+const MAX_GROUPS_PER_LIMIT = 10_000
+
+interface LimitKeys {
+  organizationId: string
+  period: LimitPeriod
+  /** Counter keys of the current period, by group (its one value, or its values as JSON). */
+  readonly byGroup: Map<string, string>
+}
+
+/**
+ * `limitCounterKey` for the request path: the same keys, remembered per limit (a snapshot's limit
+ * objects live as long as their snapshot) and per group until the period ends, so a request costs
+ * a map lookup instead of the period's date arithmetic and a SHA-256 of its group.
+ */
+export class LimitCounterKeys {
+  readonly #prefix: string
+  readonly #byLimit = new WeakMap<SnapshotLimit, LimitKeys>()
+
+  constructor(prefix: string) {
+    this.#prefix = prefix
+  }
+
+  keyOf(organizationId: string, limit: SnapshotLimit, groupValues: readonly string[], nowMs: number): string {
+    let keys = this.#byLimit.get(limit)
+    if (keys === undefined || keys.organizationId !== organizationId) {
+      keys = { organizationId, period: limitPeriod(limit, nowMs), byGroup: new Map() }
+      this.#byLimit.set(limit, keys)
+    } else if (nowMs < keys.period.startsAtMs || (keys.period.endsAtMs !== null && nowMs >= keys.period.endsAtMs)) {
+      // The period is a function of the time that is constant from its start to its end.
+      keys.period = limitPeriod(limit, nowMs)
+      keys.byGroup.clear()
+    }
+    const group = groupValues.length === 0 ? '' : groupValues.length === 1 ? groupValues[0]! : JSON.stringify(groupValues)
+    let key = keys.byGroup.get(group)
+    if (key === undefined) {
+      if (keys.byGroup.size >= MAX_GROUPS_PER_LIMIT) keys.byGroup.clear()
+      key = counterKey(this.#prefix, organizationId, limit, keys.period.label, groupPart(groupValues))
+      keys.byGroup.set(group, key)
+    }
+    return key
+  }
 }

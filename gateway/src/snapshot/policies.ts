@@ -108,7 +108,7 @@ export const snapshotLimit = z.object({
   if (limit.kind === 'usage' && limit.type === 'requests') ctx.addIssue({ code: 'custom', path: ['type'], message: 'a usage limit counts cost or tokens' })
 })
 
-/** Per-model prices overriding the shipped table (USD per token, text or audio; per image; per second of audio). */
+/** Per-model prices overriding the shipped table (USD per token, text, audio or image; per image; per second of audio; per character). */
 export const snapshotPrice = z.object({
   /** Provider kind or a provider id: the most specific entry wins. */
   provider: z.string().min(1).max(255),
@@ -123,8 +123,13 @@ export const snapshotPrice = z.object({
   audioInput: z.number().min(0).nullable().default(null),
   audioOutput: z.number().min(0).nullable().default(null),
   cachedAudioInput: z.number().min(0).nullable().default(null),
+  /** Per image input token (GPT Image models). */
+  imageInput: z.number().min(0).nullable().default(null),
+  /** Per image, whatever its quality and size (it replaces the table's prices by quality and size). */
   perImage: z.number().min(0).nullable().default(null),
   perAudioSecond: z.number().min(0).nullable().default(null),
+  /** Per character of input (speech models billed by the character). */
+  perCharacter: z.number().min(0).nullable().default(null),
   version: z.string().min(1).max(64),
 })
 

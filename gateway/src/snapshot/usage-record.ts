@@ -84,8 +84,19 @@ export const usageRecord = z.object({
   audioInputTokens: count.default(0),
   cachedAudioInputTokens: count.default(0),
   audioOutputTokens: count.default(0),
+  /** Seconds of audio heard, where a model bills by them (whisper-1); null on other records and where the answer did not say. */
+  audioSeconds: z.number().min(0).nullable().default(null),
+  /** Characters of input, where a model bills by them (speech: tts-1). */
+  inputCharacters: count.default(0),
+  /** Images made (the images routes), whether the model bills by the image (DALL·E) or by token. */
+  images: count.default(0),
+  /** Image tokens among the input (images a GPT Image model edits). */
+  imageInputTokens: count.default(0),
   estimated: z.boolean().default(false),
-  /** USD; null when the model has no price (neither the table nor an override). */
+  /**
+   * USD; null when the model has no price (neither the table nor an override), or when part of
+   * what it bills is unknown (`annotations.unmetered` says which part).
+   */
   costUsd: z.number().min(0).nullable().default(null),
   pricingVersion: z.string().max(64).nullable().default(null),
   /**

@@ -6,7 +6,8 @@
  *   OTEL_TRACES_EXPORTER          otlp (default), console, zipkin, none
  *   OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG     e.g. parentbased_traceidratio and 0.1
  *   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_PROPAGATORS (tracecontext,baggage by default)
- *   OTEL_BSP_*                    batch span processor queue and delays
+ *   OTEL_BSP_*                    batch span processor queue and delays; Gatehouse exports
+ *                                 128 spans a batch unless OTEL_BSP_MAX_EXPORT_BATCH_SIZE says otherwise
  *   OTEL_SDK_DISABLED=true        off whatever else is set
  *
  * When nothing asks for traces (no endpoint, no OTEL_TRACES_EXPORTER), the SDK is not even
@@ -41,6 +42,18 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
 let running: Tracing | null = null
 
 /**
+ * Spans per OTLP export when OTEL_BSP_MAX_EXPORT_BATCH_SIZE is not set, instead of the SDK's 512.
+ * Spans wait in the processor's queue until a batch is full, and a span that waits through two
+ * young-generation collections is promoted and collected later at a higher price; a 512-span
+ * export is also one buffer of about 180 KB, past V8's large-object size, mapped afresh each time.
+ * In test/bench/trace-cpu.ts (two runs of three repetitions) tracing at 100 % added 15-19 µs of
+ * CPU a request at the minimum, 20-21 µs at the median, with 128; 26-27 and 29-30 µs with 512.
+ * One export is in flight at a time, so a collector far away (tens of ms) caps the spans a second
+ * a process can export at 128 per round trip: raise the variable in that case.
+ */
+export const DEFAULT_EXPORT_BATCH_SPANS = 128
+
+/**
  * Registers the SDK globally (once per process: the OpenTelemetry API holds one tracer provider)
  * and turns the gateway's spans on. Returns null, loading nothing, when tracing is not requested.
  * `serviceName` is the default `service.name`; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
@@ -49,6 +62,8 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
   if (running) return running
   if (!tracingRequested(process.env)) return null
   const [{ NodeSDK }, { RandomIdGenerator }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/sdk-trace-base')])
+  // The SDK reads its batch settings from the environment only.
+  if (!set(process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE)) process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE = String(DEFAULT_EXPORT_BATCH_SPANS)
   const sdk = new NodeSDK({
     // The environment's service name wins over the process's default.
     ...(set(process.env.OTEL_SERVICE_NAME) ? {} : { serviceName: options.serviceName }),

@@ -20,30 +20,73 @@ const SECRET_FIELDS = new Set([
  */
 const SECRET_PATTERN = /\b(?:sk-[A-Za-z0-9_-]{16,}|ghk_[a-z]+_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|AKIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._~+/=-]{16,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/g
 
+/** The shortest text SECRET_PATTERN matches (`sk-` and 16 characters): shorter strings are not searched. */
+const MIN_SECRET_CHARS = 19
+
 function redactString(value: string): string {
-  return value.replace(SECRET_PATTERN, REDACTED)
+  return value.length < MIN_SECRET_CHARS ? value : value.replace(SECRET_PATTERN, REDACTED)
+}
+
+/** Field names already judged (bodies repeat a few names); bounded, past it names are judged each time. */
+const judgedFields = new Map<string, boolean>()
+const MAX_JUDGED_FIELDS = 4096
+
+function secretField(name: string): boolean {
+  let secret = judgedFields.get(name)
+  if (secret === undefined) {
+    secret = SECRET_FIELDS.has(name.toLowerCase())
+    if (judgedFields.size < MAX_JUDGED_FIELDS) judgedFields.set(name, secret)
+  }
+  return secret
 }
 
 const MAX_DEPTH = 64
 
+/**
+ * `value` with credentials masked. Copy on write: an object or array with nothing to mask is
+ * returned as it is, so a clean body (the usual case) allocates nothing.
+ */
 export function redactValue(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactString(value)
   if (value === null || typeof value !== 'object') return value
   if (depth > MAX_DEPTH) return REDACTED
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1))
-  const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    out[key] = SECRET_FIELDS.has(key.toLowerCase()) && item !== null && item !== undefined ? REDACTED : redactValue(item, depth + 1)
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index]
+      const redacted = redactValue(item, depth + 1)
+      if (out === null && redacted !== item) out = value.slice(0, index)
+      out?.push(redacted)
+    }
+    return out ?? value
   }
-  return out
+  // Bodies are plain objects (parsed JSON), so for-in walks their own fields; V8 reads a field
+  // named by for-in from its enum cache, where a name from Object.keys is a generic keyed load.
+  const record = value as Record<string, unknown>
+  let out: Record<string, unknown> | null = null
+  for (const name in record) {
+    const item = record[name]
+    const redacted = item !== null && item !== undefined && secretField(name) ? REDACTED : redactValue(item, depth + 1)
+    if (out === null && redacted !== item) {
+      out = {}
+      for (const before in record) {
+        if (before === name) break
+        out[before] = record[before]
+      }
+    }
+    if (out !== null) out[name] = redacted
+  }
+  return out ?? value
 }
 
-/** Redacted and bounded: what a usage record may carry of a body. */
-export function loggableBody(value: unknown): unknown {
+/**
+ * What a usage record carries of a body, as JSON text: redacted, and replaced by a note of its
+ * size when longer than MAX_BODY_CHARS, so one huge upload cannot crowd the log store; null
+ * without a body. Text, so that the record's line takes it as it is instead of serialising twice.
+ */
+export function loggableJson(value: unknown): string | null {
   if (value === null || value === undefined) return null
-  const redacted = redactValue(value)
-  const text = typeof redacted === 'string' ? redacted : JSON.stringify(redacted)
+  const text = JSON.stringify(redactValue(value)) as string | undefined
   if (text === undefined) return null
-  if (text.length > MAX_BODY_CHARS) return { truncated: true, chars: text.length }
-  return redacted
+  return text.length > MAX_BODY_CHARS ? `{"truncated":true,"chars":${text.length}}` : text
 }

@@ -16,7 +16,7 @@ function draft(overrides: Partial<UsageDraft> = {}): UsageDraft {
     providerKind: 'openai', integrationId: null, configId: null, deploymentId: null, promptId: null, promptVersionId: null, mcpServerId: null, mcpToolName: null, agentServerId: null, agentMethod: null, route: 'chat', endpointType: 'chatComplete',
     modelRequested: 'gpt-4o', modelServed: 'gpt-4o', attempts: 1, retries: 0, targetPath: null, statusCode: 200, errorCode: null,
     cacheStatus: null, streamed: false, aborted: false, finishReason: 'stop', inputTokens: 10, outputTokens: 5, cachedInputTokens: 0,
-    cacheWriteInputTokens: 0, reasoningTokens: 0, audioInputTokens: 0, cachedAudioInputTokens: 0, audioOutputTokens: 0, estimated: false, costUsd: 0.001, cacheSavedCostUsd: null, pricingVersion: 'v', latencyMs: 12, ttftMs: 12,
+    cacheWriteInputTokens: 0, reasoningTokens: 0, audioInputTokens: 0, cachedAudioInputTokens: 0, audioOutputTokens: 0, audioSeconds: null, inputCharacters: 0, images: 0, imageInputTokens: 0, estimated: false, costUsd: 0.001, cacheSavedCostUsd: null, pricingVersion: 'v', latencyMs: 12, ttftMs: 12,
     metadata: { team: 'a', n: 3 }, logLevel: 'full',
     requestBody: { model: 'gpt-4o', messages: [{ role: 'user', content: 'my key is sk-abcdefghijklmnopqrstuvwx' }], api_key: 'plain' },
     responseBody: { choices: [{ message: { content: 'x'.repeat(2000) } }] }, annotations: null,
@@ -29,11 +29,11 @@ function fakeControlPlane() {
   const stored = new Map<string, UsageRecord>()
   let deliveries = 0
   const state = { up: true }
-  const transport = async (body: string) => {
+  const transport = async (lines: readonly string[]) => {
     if (!state.up) throw new Error('connection refused')
     deliveries++
-    for (const record of (JSON.parse(body) as { records: unknown[] }).records) {
-      const parsed = usageRecord.parse(record)
+    for (const line of lines) {
+      const parsed = usageRecord.parse(JSON.parse(line))
       stored.set(parsed.id, parsed)
     }
   }
@@ -117,5 +117,17 @@ describe('UsageShipper', () => {
     cp.state.up = true
     await shipper.flush()
     expect(cp.stored.size).toBe(10)
+  })
+
+  it('drops no bodies from held records that have none (absent on the wire is null)', async () => {
+    const cp = fakeControlPlane()
+    const shipper = new UsageShipper({ transport: cp.transport, batchSize: 5, maxQueuedRecords: 10 })
+    cp.state.up = false
+    for (let i = 0; i < 15; i++) shipper.offer(draft({ logLevel: 'metadata' }))
+    await shipper.flush()
+    expect(shipper.stats()).toMatchObject({ recordsDropped: 5, bodiesDropped: 0 })
+    cp.state.up = true
+    await shipper.flush()
+    expect([...cp.stored.values()].every((record) => !record.bodiesDropped && record.metadata.team === 'a')).toBe(true)
   })
 })

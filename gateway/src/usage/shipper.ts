@@ -1,6 +1,11 @@
 /**
- * The gateway's usage sink: drafts queue in memory (returning at once), and a timer (or a full
- * batch) serialises them off the request path and ships them to the control plane. A batch the
+ * The gateway's usage sink: drafts queue in memory (returning at once) and are serialised after
+ * the event loop's current turn, off the request path; a timer (or a full batch) ships the
+ * serialised records to the control plane. Serialising within the turn, rather than when a batch
+ * leaves, lets a draft and the bodies it points at die young: kept until a batch of 500 left, they
+ * outlived young-generation collections and were collected later at a higher price (three
+ * alternating runs of test/bench/account-cpu.ts, log level full, least added CPU a request: 9.4 to
+ * 10.8 µs serialising at batch time, 5.4 to 8.0 µs serialising within the turn). A batch the
  * control plane did not take goes to the on-disk spool; spooled batches are sent, oldest first,
  * before new ones once it answers again. Records carry ids, so a batch sent twice is stored once.
  *
@@ -8,12 +13,15 @@
  * `maxQueuedRecords`: past it the oldest lose their bodies first, then (only then) the oldest
  * records go, counted in `recordsDropped`.
  */
-import type { UsageRecord } from '../snapshot/usage-record.ts'
-import { toUsageRecord, type UsageDraft, type UsageSink } from './draft.ts'
+import type { UsageRecordInput } from '../snapshot/usage-record.ts'
+import { wireLine, type UsageDraft, type UsageSink } from './draft.ts'
 import type { UsageSpool } from './spool.ts'
 
-/** Delivers one serialised batch (`{"records":[...]}`); throws when the control plane did not store it. */
-export type UsageTransport = (body: string, count: number) => Promise<void>
+/**
+ * Delivers one batch, given as its records each serialised as JSON (the transport frames them for
+ * its hop: `{"records":[...]}` over HTTP); throws when the control plane did not store it.
+ */
+export type UsageTransport = (records: readonly string[]) => Promise<void>
 
 export interface UsageShipperOptions {
   transport: UsageTransport
@@ -44,7 +52,11 @@ const DEFAULTS = { batchSize: 500, flushIntervalMs: 1000, maxQueuedRecords: 50_0
 export class UsageShipper implements UsageSink {
   readonly #options: Required<Omit<UsageShipperOptions, 'spool' | 'onError'>> & Pick<UsageShipperOptions, 'onError'>
   readonly #spool: UsageSpool | null
-  #queue: UsageDraft[] = []
+  /** Offered this turn, not yet serialised. */
+  #drafts: UsageDraft[] = []
+  #serialiseSoon: NodeJS.Immediate | null = null
+  /** Serialised records waiting for the next batch. */
+  #queue: string[] = []
   /** Serialised batches that failed and have no spool to go to. */
   #held: string[][] = []
   #timer: NodeJS.Timeout | null = null
@@ -69,7 +81,26 @@ export class UsageShipper implements UsageSink {
   }
 
   offer(draft: UsageDraft): void {
-    this.#queue.push(draft)
+    this.#drafts.push(draft)
+    this.#serialiseSoon ??= setImmediate(() => {
+      this.#serialiseSoon = null
+      this.#serialiseDrafts()
+    })
+  }
+
+  /** Serialises what was offered; a full batch is shipped at the next turn. */
+  #serialiseDrafts(): void {
+    const drafts = this.#drafts
+    this.#drafts = []
+    for (const draft of drafts) {
+      try {
+        this.#queue.push(wireLine(draft))
+      } catch (error) {
+        // One record that cannot be serialised (a body JSON cannot write) costs itself only.
+        this.#recordsDropped++
+        this.#options.onError?.(error, 'usage record serialisation')
+      }
+    }
     if (this.#queue.length >= this.#options.batchSize && this.#immediate === null) {
       this.#immediate = setImmediate(() => {
         this.#immediate = null
@@ -81,7 +112,7 @@ export class UsageShipper implements UsageSink {
   stats(): UsageShipperStats {
     const spool = this.#spool?.stats()
     return {
-      queued: this.#queue.length + this.#held.reduce((sum, batch) => sum + batch.length, 0),
+      queued: this.#drafts.length + this.#queue.length + this.#held.reduce((sum, batch) => sum + batch.length, 0),
       shipped: this.#shipped,
       spooled: this.#spooled,
       bodiesDropped: this.#memoryBodiesDropped + (spool?.bodiesDropped ?? 0),
@@ -103,20 +134,22 @@ export class UsageShipper implements UsageSink {
   async close(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer)
     if (this.#immediate !== null) clearImmediate(this.#immediate)
+    if (this.#serialiseSoon !== null) clearImmediate(this.#serialiseSoon)
     this.#timer = null
     this.#immediate = null
+    this.#serialiseSoon = null
     await this.flush()
   }
 
   async #flushOnce(): Promise<void> {
+    this.#serialiseDrafts()
     // Older first: what the spool (or memory) holds, then the queue.
     if (!(await this.#drainBacklog())) {
       await this.#parkQueue()
       return
     }
     while (this.#queue.length > 0) {
-      const drafts = this.#queue.splice(0, this.#options.batchSize)
-      const lines = serialise(drafts)
+      const lines = this.#queue.splice(0, this.#options.batchSize)
       if (!(await this.#send(lines))) {
         await this.#park(lines)
         await this.#parkQueue()
@@ -127,7 +160,7 @@ export class UsageShipper implements UsageSink {
 
   async #send(lines: readonly string[]): Promise<boolean> {
     try {
-      await this.#options.transport(`{"records":[${lines.join(',')}]}`, lines.length)
+      await this.#options.transport(lines)
       this.#shipped += lines.length
       return true
     } catch (error) {
@@ -153,7 +186,7 @@ export class UsageShipper implements UsageSink {
 
   /** While the control plane is away, the queue goes to the spool batch by batch. */
   async #parkQueue(): Promise<void> {
-    while (this.#queue.length > 0) await this.#park(serialise(this.#queue.splice(0, this.#options.batchSize)))
+    while (this.#queue.length > 0) await this.#park(this.#queue.splice(0, this.#options.batchSize))
   }
 
   async #park(lines: string[]): Promise<void> {
@@ -171,8 +204,9 @@ export class UsageShipper implements UsageSink {
     if (total <= this.#options.maxQueuedRecords) return
     for (const batch of this.#held) {
       for (let index = 0; index < batch.length; index++) {
-        const record = JSON.parse(batch[index]!) as UsageRecord
-        if (record.requestBody === null && record.responseBody === null) continue
+        const record = JSON.parse(batch[index]!) as UsageRecordInput
+        // Absent on the wire means null (wireLine leaves out what the schema defaults).
+        if (record.requestBody == null && record.responseBody == null) continue
         batch[index] = JSON.stringify({ ...record, requestBody: null, responseBody: null, bodiesDropped: true })
         this.#memoryBodiesDropped++
       }
@@ -183,8 +217,4 @@ export class UsageShipper implements UsageSink {
       this.#recordsDropped += dropped.length
     }
   }
-}
-
-function serialise(drafts: readonly UsageDraft[]): string[] {
-  return drafts.map((draft) => JSON.stringify(toUsageRecord(draft)))
 }

@@ -33,6 +33,8 @@ beforeAll(async () => {
     record.requestBody = { messages: [{ role: 'user', content: `question ${index}` }] }
     record.logLevel = 'full'
   })
+  // A transcription billed by the second and a speech request billed by the character.
+  Object.assign(records[1]!, { audioSeconds: 3.5, inputCharacters: 42, images: 2, imageInputTokens: 300 })
   await h.store.usageLogs.ingest(records)
 })
 afterAll(async () => {
@@ -90,6 +92,8 @@ describe('logs', () => {
   it('answers one log with its bodies and log_format, and 404 across workspaces', async () => {
     const one = (await h.call('GET', `/v1/logs/${records[1]!.id}`, serviceKey)).json()
     expect(one).toMatchObject({ id: records[1]!.id, log_format: 'gatehouse.v1', request: { body: { messages: [{ content: 'question 1' }] } } })
+    expect(one.usage).toMatchObject({ audio_seconds: 3.5, input_characters: 42, images: 2, image_input_tokens: 300 })
+    expect((await h.call('GET', `/v1/logs/${records[0]!.id}`, serviceKey)).json().usage).toMatchObject({ audio_seconds: null, input_characters: 0, images: 0, image_input_tokens: 0 })
     expect((await h.call('GET', `/v1/logs/${records[6]!.id}`, serviceKey)).statusCode).toBe(404)
   })
 
@@ -155,6 +159,17 @@ describe('model pricing', () => {
     const snapshot = await compileSnapshot(h.store, { generation: 3 })
     expect(snapshot.prices).toEqual([expect.objectContaining({ provider: 'openai', model: 'gpt-realtime', audioInput: null, audioOutput: 0.00007, cachedAudioInput: null, version: expect.stringMatching(/:v2$/) })])
     expect((await h.call('DELETE', '/v1/model-pricing/openai/gpt-realtime', h.ownerKey)).statusCode).toBe(200)
+  })
+
+  it('takes a price per character (speech input) in an override, into the snapshot', async () => {
+    const put = await h.call('PUT', '/v1/model-pricing/openai/tts-1', h.ownerKey, { per_character: 0.00002 })
+    expect(put.json()).toMatchObject({ version: 1, per_character: 0.00002, input: null })
+    expect((await h.call('PUT', '/v1/model-pricing/openai/tts-1', h.ownerKey, { per_character: -1 })).statusCode).toBe(400)
+    const snapshot = await compileSnapshot(h.store, { generation: 4 })
+    expect(snapshot.prices).toEqual([expect.objectContaining({ provider: 'openai', model: 'tts-1', perCharacter: 0.00002, perAudioSecond: null })])
+    expect((await h.call('DELETE', '/v1/model-pricing/openai/tts-1', h.ownerKey)).statusCode).toBe(200)
+    const lookup = (await h.call('GET', '/model-configs/pricing/openai/tts-1', null)).json()
+    expect(lookup.pay_as_you_go.additional_units.characters.price).toBeCloseTo(0.0015, 12)
   })
 
   it('answers the public lookup without a key, in cents per token', async () => {

@@ -32,7 +32,8 @@ Tools:
   init-secrets --secret NAME   in a cluster: create the pepper, encryption key, gateway token and
                                bootstrap admin key Secret once (kept when it exists)
   redis-acl apply|file PATH|rule   the gateways' Redis ACL user: set it with GATEHOUSE_REDIS_ADMIN_URL
-                               (user and password from GATEHOUSE_REDIS_URL), write an ACL file, or print the rule
+                               (user and password from GATEHOUSE_REDIS_URL; every master and replica of a
+                               Cluster or Sentinel deployment), write an ACL file, or print the rule
   get workspaces|providers|configs|policies [NAME]
   describe workspaces|providers|configs|policies NAME
   Tools that call the admin API take --url (else GATEHOUSE_URL, else the config file, else

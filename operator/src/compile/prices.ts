@@ -30,8 +30,10 @@ export function integrationPrices(integration: IntegrationRecord, providerIds: r
       audioInput: centsPerToken(config, 'request_audio_token'),
       audioOutput: centsPerToken(config, 'response_audio_token'),
       cachedAudioInput: centsPerToken(config, 'cache_read_audio_input_token'),
+      imageInput: null,
       perImage: null,
       perAudioSecond: null,
+      perCharacter: null,
       version: `integration:${integration.slug}@${integration.updatedAt}`.slice(0, 64),
     }
     for (const provider of providerIds) out.push({ provider, ...entry })
@@ -52,8 +54,10 @@ export function overridePrices(records: readonly ModelPriceRecord[]): SnapshotPr
     audioInput: record.audioInput,
     audioOutput: record.audioOutput,
     cachedAudioInput: record.cachedAudioInput,
+    imageInput: record.imageInput,
     perImage: record.perImage,
     perAudioSecond: record.perAudioSecond,
+    perCharacter: record.perCharacter,
     version: `override:${record.id.slice(0, 8)}:v${record.version}`,
   }))
 }

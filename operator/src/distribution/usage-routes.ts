@@ -66,11 +66,11 @@ export function registerUsageIngestRoute(app: FastifyInstance, options: UsageIng
 
 /**
  * Embedded mode's delivery: the same validation and the same store write as the ingest route, in
- * process (the gateway's shipper, spool and batching are unchanged; only the hop is gone).
+ * process (the gateway's shipper, spool and batching are unchanged; only the hop is gone). It takes
+ * the batch as the shipper hands it to any transport: each record serialised on its own.
  */
-export function inProcessUsageTransport(store: Store, now: () => number = Date.now): (body: string) => Promise<void> {
-  return async (body) => {
-    const { records } = JSON.parse(body) as { records: unknown[] }
-    await store.usageLogs.ingest(checkRecords(records, now()).records)
+export function inProcessUsageTransport(store: Store, now: () => number = Date.now): (records: readonly string[]) => Promise<void> {
+  return async (lines) => {
+    await store.usageLogs.ingest(checkRecords(lines.map((line) => JSON.parse(line) as unknown), now()).records)
   }
 }

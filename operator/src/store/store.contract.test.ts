@@ -146,7 +146,7 @@ describe.each(backends)('store contract on $name', (backend) => {
   // PostgreSQL the SELECT list's parameters take the columns' types (pg sends them as text).
   it.skipIf(backend.skip)('versions model prices and writes a deletion as a version', async () => {
     const key = { workspaceId: null, provider: 'openai', model: 'gpt-x' }
-    const prices = { input: 0.000001, output: 0.000002, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: 0.5, perAudioSecond: null }
+    const prices = { input: 0.000001, output: 0.000002, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, imageInput: null, perImage: 0.5, perAudioSecond: null, perCharacter: null }
     const first = await store.modelPrices.put(orgId, key, prices, null)
     const second = await store.modelPrices.put(orgId, key, { ...prices, input: 0.000003 }, 'u1')
     expect([first.version, second.version]).toEqual([1, 2])

@@ -51,6 +51,10 @@ export interface LogRow {
   audio_input_tokens: number | string
   cached_audio_input_tokens: number | string
   audio_output_tokens: number | string
+  audio_seconds: number | null
+  input_characters: number | string
+  images: number | string
+  image_input_tokens: number | string
   cache_saved_cost_usd: number | null
   estimated: boolean
   cost_usd: number | null
@@ -70,7 +74,7 @@ const SUMMARY_COLUMNS = `id, created_at, organization_id, workspace_id, api_key_
   provider_id, provider_slug, provider_kind, integration_id, config_id, deployment_id, prompt_id, prompt_version_id, route, endpoint_type, model_requested,
   model_served, attempts, retries, target_path, status_code, error_code, cache_status, streamed, aborted, finish_reason, input_tokens,
   output_tokens, cached_input_tokens, cache_write_input_tokens, reasoning_tokens, audio_input_tokens, cached_audio_input_tokens,
-  audio_output_tokens, estimated, cost_usd, cache_saved_cost_usd, pricing_version, latency_ms, ttft_ms,
+  audio_output_tokens, audio_seconds, input_characters, images, image_input_tokens, estimated, cost_usd, cache_saved_cost_usd, pricing_version, latency_ms, ttft_ms,
   metadata, log_level, bodies_dropped, mcp_server_id, mcp_tool_name, agent_server_id, agent_method`
 
 /** The log as the admin API shows it. */
@@ -124,6 +128,10 @@ export function logView(row: LogRow, bodies: boolean): Record<string, unknown> {
       audio_input_tokens: Number(row.audio_input_tokens),
       cached_audio_input_tokens: Number(row.cached_audio_input_tokens),
       audio_output_tokens: Number(row.audio_output_tokens),
+      audio_seconds: row.audio_seconds,
+      input_characters: Number(row.input_characters),
+      images: Number(row.images),
+      image_input_tokens: Number(row.image_input_tokens),
       total_tokens: input + output,
       estimated: row.estimated,
     },

@@ -9,6 +9,7 @@ import type { JsonOperation, ProviderAdapter, StreamingOperation, Warning } from
 import { openAIUsageBatch } from '../../providers/shared/usage-chunk.ts'
 import type { PipelineDeps } from '../../pipeline/build.ts'
 import { attemptJson, attemptRelayedStream, attemptStream } from '../../pipeline/dispatch.ts'
+import { stepBatches } from '../../pipeline/batches.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import type { Exchange, Operation } from '../../pipeline/stage.ts'
 import type { RouteTarget } from '../../routing/target.ts'
@@ -57,8 +58,8 @@ function includeUsage(request: ModelBody): boolean {
  * the finishing chunk, which becomes the finish plus a choices-free usage chunk, or loses its usage
  * when the client did not ask for it. Accounting reads the stream's result, not these chunks.
  */
-async function* inOpenAIUsageForm<Chunk>(batches: AsyncIterable<Chunk[]>, include: boolean): AsyncGenerator<Chunk[]> {
-  for await (const batch of batches) yield openAIUsageBatch(batch, include)
+function inOpenAIUsageForm<Chunk>(batches: AsyncIterable<readonly Chunk[]>, include: boolean): AsyncIterable<readonly Chunk[]> {
+  return stepBatches(batches, { map: (batch) => openAIUsageBatch(batch, include) })
 }
 
 function inferenceRoute(operation: Operation & { name: OperationName }, validate: (body: Body) => void): RouteSpec {

@@ -15,6 +15,7 @@ import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import type { EndpointType } from '../../pipeline/stage.ts'
 import type { RouteTarget } from '../../routing/target.ts'
 import { OPENAI_FORMAT, pipelineHandler } from '../pipeline-route.ts'
+import { RelayMetering, relayMeterOf } from './relay-metering.ts'
 import { passthroughRoutes, type PassthroughOperation, type PassthroughRoute } from './passthrough-table.ts'
 
 type JsonBody = Record<string, unknown>
@@ -89,6 +90,7 @@ function upstreamBody(body: JsonBody | null, target: RouteTarget): JsonBody | un
 
 function passthroughRoute(route: PassthroughRoute): RouteSpec {
   const creates = route.method === 'POST' && route.body === 'json'
+  const meter = relayMeterOf(route.path)
   return {
     operation: {
       name: `passthrough:${route.group}`,
@@ -97,6 +99,7 @@ function passthroughRoute(route: PassthroughRoute): RouteSpec {
       // Model text in a request Gatehouse can read: creating a response.
       textual: creates && route.group === 'responses',
       cacheable: false,
+      ...(meter === null ? {} : { worstCase: meter.worstCase }),
     },
     model(exchange) {
       if (route.modelParam !== undefined) return exchange.params[route.modelParam]
@@ -123,18 +126,23 @@ function passthroughRoute(route: PassthroughRoute): RouteSpec {
         // A streamed upload can be sent once: a second target would get an empty body.
         throw new GatewayError('upstream_error', `The upload to ${route.group} could not be sent again after the first attempt failed`)
       }
+      // Audio and images answers are metered on their way (usage, seconds heard, characters spoken, images made).
+      const metering = meter === null ? null : new RelayMetering(exchange, meter)
+      const uploaded = upload === null ? null : upload instanceof Readable ? upload : Readable.from(upload)
       const upstream = await forwardToProvider(
         routeTarget,
         {
           method: route.method,
           path: upstreamPath(route, exchange.url, routeTarget),
           headers: exchange.headers,
-          body: upload !== null ? (upload instanceof Readable ? upload : Readable.from(upload)) : upstreamBody(route.body === 'none' ? null : body, routeTarget),
+          body: uploaded !== null ? (metering?.upload(uploaded) ?? uploaded) : upstreamBody(route.body === 'none' ? null : body, routeTarget),
         },
         signal,
       )
-      const eventStream = route.response === 'sse' && (upstream.headers['content-type'] ?? '').startsWith('text/event-stream')
-      return { kind: 'relay', status: upstream.status, headers: relayedResponseHeaders(upstream.headers, !eventStream), body: upstream.body, eventStream }
+      const contentType = upstream.headers['content-type'] ?? ''
+      const eventStream = route.response === 'sse' && contentType.startsWith('text/event-stream')
+      const answer = metering === null ? upstream.body : metering.answer(upstream.body, upstream.status, contentType)
+      return { kind: 'relay', status: upstream.status, headers: relayedResponseHeaders(upstream.headers, !eventStream), body: answer, eventStream }
     },
   }
 }

@@ -20,6 +20,7 @@ import type { Usage } from '../../providers/canonical.ts'
 import type { UsageDraft, UsageSink } from '../../usage/draft.ts'
 import { estimateUsage } from '../../usage/estimate.ts'
 import { chunkValue } from '../../core/raw-json.ts'
+import { eventChunks } from '../../core/relayed-events.ts'
 import { exchangePrice } from './exchange-price.ts'
 import { observeStream, type Answer, type Exchange, type Operation, type Stage, type StageFactory } from '../stage.ts'
 
@@ -99,6 +100,10 @@ class Account {
       audioInputTokens: 0,
       cachedAudioInputTokens: 0,
       audioOutputTokens: 0,
+      audioSeconds: null,
+      inputCharacters: 0,
+      images: 0,
+      imageInputTokens: 0,
       estimated: false,
       costUsd: null,
       cacheSavedCostUsd: null,
@@ -170,10 +175,15 @@ class Account {
       draft.audioInputTokens = counted.audioInputTokens ?? 0
       draft.cachedAudioInputTokens = counted.cachedAudioInputTokens ?? 0
       draft.audioOutputTokens = counted.audioOutputTokens ?? 0
+      draft.audioSeconds = counted.audioSeconds ?? null
+      draft.inputCharacters = counted.inputCharacters ?? 0
+      draft.images = counted.images ?? 0
+      draft.imageInputTokens = counted.imageInputTokens ?? 0
     }
     draft.estimated = estimated
+    if (facts.unmetered !== null) facts.annotations.unmetered = facts.unmetered
     // Nothing counted, nothing spent; a priced model below may still name its pricing version.
-    if (noUsage(counted)) draft.costUsd = 0
+    if (noUsage(counted) && !counted?.audioSeconds && !counted?.inputCharacters && !counted?.images) draft.costUsd = 0
     this.#price(counted)
     if (draft.logLevel === 'full') {
       draft.requestBody = this.#exchange.body
@@ -199,6 +209,11 @@ class Account {
     const price = exchangePrice(this.#exchange, draft.modelServed)
     if (price === null) return
     draft.pricingVersion = price.version
+    if (facts.unmetered !== null) {
+      // Part of what the provider bills is unknown: an unknown cost, not an understated one.
+      draft.costUsd = null
+      return
+    }
     draft.costUsd = usage === null ? 0 : costOf(usage, price)
     facts.annotations.costUsd = draft.costUsd
   }
@@ -233,7 +248,7 @@ function accountStream(account: Account, exchange: Exchange, answer: Extract<Ans
       const failure = error === null ? null : statusOf(error, exchange)
       const errorCode = account.draft.aborted ? 'request_cancelled' : (failure?.code ?? null)
       // Relayed (unparsed) chunks are parsed only if they are needed: to count, or to be logged (off the request path).
-      const chunks = (): unknown[] => kept.flat().map(chunkValue)
+      const chunks = (): unknown[] => eventChunks(kept.flat()).map(chunkValue)
       account.finish(answer.status, errorCode, result?.usage ?? null, () => estimateUsage(exchange.body, chunks(), true), chunks)
     },
   })

@@ -33,6 +33,7 @@ import type { CacheConfig } from '../../snapshot/config-schema.ts'
 import { embedText } from './cache-embedding.ts'
 import { exchangeCost } from './exchange-price.ts'
 import { RawJson, toJsonText } from '../../core/raw-json.ts'
+import { eventChunks } from '../../core/relayed-events.ts'
 import { hasTargetCache } from '../../routing/plan.ts'
 import { observeStream, type Answer, type CacheStatus, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
 
@@ -75,7 +76,7 @@ function recordStream(exchange: Exchange, answer: StreamAnswer, format: 'openai'
   const chunks: Array<{ event?: string; data: string }> = []
   return observeStream(answer, {
     onBatch(batch) {
-      for (const chunk of batch) {
+      for (const chunk of eventChunks(batch)) {
         if (format === 'anthropic') {
           const named = chunk as NamedChunk
           chunks.push({ ...(named.event === undefined ? {} : { event: named.event }), data: toJsonText(named.data) })

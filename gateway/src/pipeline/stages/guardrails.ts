@@ -22,6 +22,7 @@ import { guardStream, withVerdicts, type GuardedStreamFormat } from '../../guard
 import { answerText, requestText } from '../../guardrails/text.ts'
 import { GatewayError } from '../../core/errors.ts'
 import { chunkValue } from '../../core/raw-json.ts'
+import { eventChunks } from '../../core/relayed-events.ts'
 import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
 import type { RuntimeConfig } from '../../runtime/compile.ts'
 import { ssrfSafeDispatcher } from '../../upstream/ssrf.ts'
@@ -125,7 +126,7 @@ async function attachResults(exchange: Exchange, answer: Answer): Promise<Answer
     let first: unknown = undefined
     observeStream(answer, {
       onBatch: (batch) => {
-        if (first === undefined) first = batch[0]
+        if (first === undefined) first = eventChunks(batch)[0]
         return batch
       },
       flush: () => (exchange.facts.annotations.guardrailStream === undefined ? withVerdicts(exchange.operation.format, [], first, exchange.facts.hookResults) : []),

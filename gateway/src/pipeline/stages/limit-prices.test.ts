@@ -11,7 +11,7 @@ describe('cost budgets are priced like usage records', () => {
     const target = { providerId: 'p-1', providerKind: 'openai', model: 'gpt-4o', workspaceId: 'ws' }
     const shipped = snapshotPricedCosts(holderWith([])).costOf(target, usage)
     expect(shipped).toBeGreaterThan(0)
-    const override: SnapshotPrice = { provider: 'openai', model: 'gpt-4o', workspaceId: null, input: 0.000001, output: 0.000002, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: null, perAudioSecond: null, version: 'test' }
+    const override: SnapshotPrice = { provider: 'openai', model: 'gpt-4o', workspaceId: null, input: 0.000001, output: 0.000002, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, imageInput: null, perImage: null, perAudioSecond: null, perCharacter: null, version: 'test' }
     expect(snapshotPricedCosts(holderWith([override])).costOf(target, usage)).toBeCloseTo(3, 6)
   })
 

@@ -34,13 +34,13 @@ function runtime(limits: Array<Partial<SnapshotLimit> & Pick<SnapshotLimit, 'id'
   return compiled.runtime
 }
 
-function exchange(rt: RuntimeConfig, body: Record<string, unknown> = { model: '@oa/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, metadata: Record<string, unknown> = {}, operation = CHAT): Exchange {
+function exchange(rt: RuntimeConfig, body: Record<string, unknown> | null = { model: '@oa/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, metadata: Record<string, unknown> = {}, operation = CHAT): Exchange {
   const context = new ExchangeContext({ traceId: 't', spanId: null, parentSpanId: null, spanName: null }, rt, new AbortController().signal, 0)
   const key = rt.keysByHash.get(KEY_HASH)!
   context.authenticated({ kind: 'api_key', id: 'key-1', workspaceId: 'ws-1', userId: 'user-1', scopes: [], defaultConfig: null, key, attributes: {} }, metadata)
   const facts = newFacts()
   // What the resolve-route stage leaves for the limits stage: the model asked for and its provider.
-  facts.requestedModel = typeof body.model === 'string' ? body.model : null
+  facts.requestedModel = typeof body?.model === 'string' ? body.model : null
   facts.provider = rt.providers.get('ws-1/oa') ?? null
   return { operation, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, relayStreams: false, route: null, facts, responseHeaders: {} }
 }
@@ -170,6 +170,80 @@ describe('limits stage', () => {
     const key = `gh:{org-1}:b:usd:s0:-`
     await new Promise((resolve) => setTimeout(resolve, 10))
     expect(await limiter.usage([key])).toEqual([worst * 37 * 1000])
+  })
+
+  describe('relayed answers (audio, images)', () => {
+    // A route that declares its worst case: images at $0.04 each, from the body's `n`; an upload says nothing.
+    const IMAGES: Operation = {
+      name: 'passthrough:images', endpointType: 'imageGenerate', format: 'openai', textual: false, cacheable: false,
+      worstCase: (body) => (body === null ? null : { inputTokens: 0, outputTokens: 0, images: Number(body.n ?? 1) }),
+    }
+    const perImage: CostEstimator = { costOf: (_target, used) => (used.images ?? 0) * 0.04 }
+    const key = 'gh:{org-1}:b:img:s0:-'
+    const budget = (creditLimit: number) => runtime([{ id: 'img', kind: 'usage', type: 'cost', creditLimit, conditions: [{ key: 'workspace_id', values: ['ws-1'] }] }])
+
+    /** Relays a body whose metering leaves `images` on the facts when it ends, as relay-metering.ts does; `gate` holds its end. */
+    function relayTerminal(images: number, gate: Promise<void> = Promise.resolve()): Terminal {
+      return async (ex) => {
+        async function* body(): AsyncGenerator<Uint8Array> {
+          try {
+            yield Buffer.from('{"data":[')
+            await gate
+            yield Buffer.from(']}')
+          } finally {
+            ex.facts.usage = { inputTokens: 0, outputTokens: 0, images }
+          }
+        }
+        return { kind: 'relay', status: 200, headers: {}, body: body(), eventStream: false }
+      }
+    }
+    async function read(answer: Answer): Promise<void> {
+      if (answer.kind !== 'relay') throw new Error('not a relay')
+      for await (const chunk of answer.body) void chunk
+    }
+
+    it('reserves the worst case the route declares, and charges what the body cost once it ended, not when its headers went out', async () => {
+      const limiter = new MemoryLimiter()
+      const gate = Promise.withResolvers<void>()
+      const pipeline = composePipeline(IMAGES, [limitsStage({ limiter, costs: perImage })], relayTerminal(2, gate.promise)).run
+      const answer = await pipeline(exchange(budget(1), { model: '@oa/dall-e-3', n: 3 }, {}, IMAGES))
+      // While the body runs, the worst case (3 images) is held.
+      expect(await limiter.usage([key])).toEqual([120_000_000])
+      gate.resolve()
+      await read(answer)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(await limiter.usage([key])).toEqual([80_000_000])
+    })
+
+    it('a client that leaves mid-body is charged what its metering saw', async () => {
+      const limiter = new MemoryLimiter()
+      const pipeline = composePipeline(IMAGES, [limitsStage({ limiter, costs: perImage })], relayTerminal(1, new Promise(() => undefined))).run
+      const answer = await pipeline(exchange(budget(1), { model: '@oa/dall-e-3' }, {}, IMAGES))
+      if (answer.kind !== 'relay') throw new Error('not a relay')
+      const reader = answer.body[Symbol.asyncIterator]()
+      await reader.next()
+      await reader.return?.()
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(await limiter.usage([key])).toEqual([40_000_000])
+    })
+
+    it('refuses once the budget is spent, an upload of unknown cost too', async () => {
+      const limiter = new MemoryLimiter()
+      const factories = [limitsStage({ limiter, costs: perImage })]
+      const pipeline = composePipeline(IMAGES, factories, relayTerminal(2)).run
+      const rt = budget(0.1)
+      await read(await pipeline(exchange(rt, { model: '@oa/dall-e-3', n: 2 }, {}, IMAGES)))
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      // $0.08 spent: a request for one more image ($0.04) no longer fits.
+      expect(await refusal(pipeline(exchange(rt, { model: '@oa/dall-e-3', n: 1 }, {}, IMAGES)))).toMatchObject({ status: 412, code: 'budget_exhausted' })
+      // An upload (no body: its worst case is unknown) reserves the least and is charged at the end: it overshoots.
+      const upload = composePipeline(IMAGES, factories, relayTerminal(1)).run
+      await read(await upload(exchange(rt, null, {}, IMAGES)))
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(await limiter.usage([key])).toEqual([120_000_000])
+      // Spent: every request is refused, even one expected to cost nothing.
+      await refusal(upload(exchange(rt, null, {}, IMAGES)))
+    })
   })
 
   it('cuts a stream that outgrows its reservation when the budget has no more', async () => {

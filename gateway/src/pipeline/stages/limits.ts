@@ -1,8 +1,16 @@
 /**
  * The limits stage: every rate limit and budget that applies to the request (snapshot.limits,
  * matched by workspace, key, user, metadata, endpoint type, model and provider) is checked and
- * reserved in ONE limiter call, then settled to the actual usage when the answer (or its stream)
- * ends.
+ * reserved in ONE limiter call, then settled to the actual usage when the answer ends: a JSON
+ * answer at once, a stream or a relayed body (audio, images) once its last byte went out or the
+ * client left, a realtime session when it closes.
+ *
+ * - What is reserved is the request's worst case: a textual request's body bytes (a bound of its
+ *   input tokens) and its `max_tokens` (else 4,096); a relayed route's own worst case where its
+ *   body says enough (`Operation.worstCase`: images by count, quality and size; speech by its
+ *   input); an upload, whose model is read only as it streams through, reserves the least amount
+ *   and is charged what it cost at the end. A budget reservation is never less than one unit, so a
+ *   spent budget refuses every request, even one expected to cost nothing.
  *
  * - Rate limits refuse with 429, `retry-after` and an error naming the limit; budgets with 412
  *   `budget_exhausted`. A budget stays exhausted (every request refused) until its credit limit is
@@ -19,19 +27,20 @@
  *   token rates) answers 503 with Retry-After; open (the default for request rates) admits under a
  *   per-replica in-process limit of the same size. A metric and a log line say which happened.
  */
-import { randomUUID } from 'node:crypto'
 import { Counter as PromCounter, Registry } from 'prom-client'
 import { GatewayError, dependencyUnavailable } from '../../core/errors.ts'
 import { DEFAULT_OUTPUT_RESERVE_TOKENS, generatedChars, inputTokenBound, relayedContentChars, statedOutputCap, tokensOfChars } from '../../limits/estimate.ts'
 import { RawJson } from '../../core/raw-json.ts'
+import { eventChunks } from '../../core/relayed-events.ts'
 import { LimiterUnavailableError, usdToNano, type Counter, type CounterState, type Limiter, type ReserveResult, type SettleCounter } from '../../limits/limiter.ts'
 import { matchLimits, type LimitSubject, type MatchedLimit } from '../../limits/match.ts'
 import { MemoryLimiter } from '../../limits/memory-limiter.ts'
+import { newReservationId } from '../../limits/reservation-id.ts'
 import type { Usage } from '../../providers/canonical.ts'
-import { limitCounterKey, limitPeriod } from '../../snapshot/limit-keys.ts'
+import { LimitCounterKeys, limitPeriod } from '../../snapshot/limit-keys.ts'
 import { RATE_UNIT_MS, type SnapshotLimit } from '../../snapshot/policies.ts'
 import { parseModelReference } from '../../routing/target.ts'
-import type { Answer, Exchange, Operation, Stage, StageFactory, StreamAnswer } from '../stage.ts'
+import type { Answer, Exchange, Operation, RelayAnswer, Stage, StageFactory, StreamAnswer } from '../stage.ts'
 
 /** Prices usage for cost budgets (the pricing table). Null: the model has no price. */
 export interface CostEstimator {
@@ -58,6 +67,10 @@ export interface LimitsStageOptions {
 const DEFAULT_TTL_MS = 120_000
 /** A stream past its reservation asks for at least this many more tokens at a time. */
 const EXTEND_STEP_TOKENS = 1_024
+/** The least a budget reservation holds (a token, a nano-USD): a budget with nothing left refuses. */
+const MIN_BUDGET_RESERVE = 1
+/** A request whose worst case is not known before the call. */
+const UNKNOWN_WORST_CASE: Usage = { inputTokens: 0, outputTokens: 0 }
 const LOG_INTERVAL_MS = 10_000
 
 interface Planned {
@@ -68,6 +81,9 @@ interface Planned {
   /** Grows with the stream's output (tokens and cost counters). */
   readonly perOutputToken: number
 }
+
+const oneRequest = (): number => 1
+const tokensOf = (usage: Usage | null): number => (usage === null ? 0 : usage.inputTokens + usage.outputTokens)
 
 type FailureMode = 'open' | 'closed'
 
@@ -89,6 +105,15 @@ const UNIT_WORDS: Record<string, string> = { rps: 'second', rpm: 'minute', rph: 
 
 function durationText(ms: number): string {
   return `${Math.max(1, Math.ceil(ms / 1000))}s`
+}
+
+const REQUEST_HEADERS = { limit: 'x-ratelimit-limit-requests', remaining: 'x-ratelimit-remaining-requests', reset: 'x-ratelimit-reset-requests' } as const
+const TOKEN_HEADERS = { limit: 'x-ratelimit-limit-tokens', remaining: 'x-ratelimit-remaining-tokens', reset: 'x-ratelimit-reset-tokens' } as const
+
+function setRateHeaders(headers: Record<string, string>, names: typeof REQUEST_HEADERS | typeof TOKEN_HEADERS, state: CounterState): void {
+  headers[names.limit] = String(state.limit)
+  headers[names.remaining] = String(state.remaining)
+  headers[names.reset] = durationText(state.ok ? state.resetMs : state.retryAfterMs)
 }
 
 /**
@@ -124,13 +149,15 @@ class LimitsStage implements Stage {
   readonly #operation: Operation
   readonly #fallback: MemoryLimiter
   readonly #metrics: Metrics
+  readonly #keys: LimitCounterKeys
   readonly #lastLogMs = new Map<string, number>()
 
-  constructor(operation: Operation, options: ResolvedOptions, fallback: MemoryLimiter, metrics: Metrics) {
+  constructor(operation: Operation, options: ResolvedOptions, shared: { fallback: MemoryLimiter; metrics: Metrics; keys: LimitCounterKeys }) {
     this.#operation = operation
     this.#options = options
-    this.#fallback = fallback
-    this.#metrics = metrics
+    this.#fallback = shared.fallback
+    this.#metrics = shared.metrics
+    this.#keys = shared.keys
   }
 
   #warn(kind: string, fields: Record<string, unknown>, message: string): void {
@@ -140,34 +167,43 @@ class LimitsStage implements Stage {
     this.#options.log?.warn(fields, message)
   }
 
-  #plan(exchange: Exchange, matched: readonly MatchedLimit[], subject: LimitSubject, inputTokens: number, outputTokens: number): Planned[] {
+  #plan(exchange: Exchange, matched: readonly MatchedLimit[], subject: LimitSubject, worst: Usage): Planned[] {
     const nowMs = this.#options.now()
     const organizationId = exchange.context.runtime.organizationId
-    const provider = exchange.facts.provider ?? (subject.providerId === null ? null : exchange.context.runtime.providers.get(`id:${subject.providerId}`) ?? null)
-    const price = (usage: Usage): number | null => this.#options.costs?.costOf(
-      { providerId: subject.providerId, providerKind: provider?.record.kind ?? null, model: subject.model, workspaceId: subject.workspaceId }, usage) ?? null
-    const tokensOf = (usage: Usage | null) => (usage === null ? 0 : usage.inputTokens + usage.outputTokens)
-    const worstTokens = inputTokens + outputTokens
+    const worstTokens = worst.inputTokens + worst.outputTokens
+    const outputTokens = worst.outputTokens
     return matched.map((entry) => {
       const { limit } = entry
-      const key = limitCounterKey(this.#options.keyPrefix, organizationId, limit, entry.group, nowMs)
+      const key = this.#keys.keyOf(organizationId, limit, entry.group, nowMs)
       const enforce = !limit.shadow
       if (limit.kind === 'rate') {
         const windowMs = RATE_UNIT_MS[limit.unit!]
-        if (limit.type === 'requests') return { matched: entry, counter: { kind: 'rate', key, windowMs, limit: limit.value!, amount: 1, enforce }, measure: () => 1, perOutputToken: 0 }
+        if (limit.type === 'requests') return { matched: entry, counter: { kind: 'rate', key, windowMs, limit: limit.value!, amount: 1, enforce }, measure: oneRequest, perOutputToken: 0 }
         return { matched: entry, counter: { kind: 'rate', key, windowMs, limit: limit.value!, amount: worstTokens, enforce }, measure: tokensOf, perOutputToken: 1 }
       }
-      if (limit.type === 'tokens') return { matched: entry, counter: { kind: 'budget', key, limit: limit.creditLimit!, amount: worstTokens, enforce }, measure: tokensOf, perOutputToken: 1 }
-      const worstUsd = price({ inputTokens, outputTokens }) ?? 0
-      const perOutputUsd = outputTokens > 0 ? (worstUsd - (price({ inputTokens, outputTokens: 0 }) ?? 0)) / outputTokens : 0
+      if (limit.type === 'tokens') {
+        return { matched: entry, counter: { kind: 'budget', key, limit: limit.creditLimit!, amount: Math.max(MIN_BUDGET_RESERVE, worstTokens), enforce }, measure: tokensOf, perOutputToken: 1 }
+      }
+      const price = this.#pricer(exchange, subject)
+      const worstUsd = price(worst) ?? 0
+      const perOutputUsd = outputTokens > 0 ? (worstUsd - (price({ ...worst, outputTokens: 0 }) ?? 0)) / outputTokens : 0
       if (this.#options.costs === undefined || price({ inputTokens: 1, outputTokens: 1 }) === null) exchange.facts.annotations.limitsUnpriced = true
       return {
         matched: entry,
-        counter: { kind: 'budget', key, limit: usdToNano(limit.creditLimit!), amount: usdToNano(worstUsd), enforce },
+        counter: { kind: 'budget', key, limit: usdToNano(limit.creditLimit!), amount: Math.max(MIN_BUDGET_RESERVE, usdToNano(worstUsd)), enforce },
         measure: (usage) => (usage === null ? 0 : usdToNano(price(usage) ?? 0)),
         perOutputToken: Math.max(0, usdToNano(perOutputUsd)),
       }
     })
+  }
+
+  /** Prices usage of this request's model on its provider, for cost budgets (null: no price). */
+  #pricer(exchange: Exchange, subject: LimitSubject): (usage: Usage) => number | null {
+    const provider = exchange.facts.provider ?? (subject.providerId === null ? null : exchange.context.runtime.providers.get(`id:${subject.providerId}`) ?? null)
+    const { facts } = exchange
+    const target = { providerId: subject.providerId, providerKind: provider?.record.kind ?? null, model: subject.model || null, workspaceId: subject.workspaceId }
+    // An upload names its model only inside its form: by the time it is settled, the form was read.
+    return (usage) => this.#options.costs?.costOf(target.model === null ? { ...target, model: facts.upstreamModel } : target, usage) ?? null
   }
 
   async run(exchange: Exchange, next: () => Promise<Answer>): Promise<Answer> {
@@ -193,12 +229,21 @@ class LimitsStage implements Stage {
     return this.#enforce(exchange, subject, matched, next)
   }
 
+  /** The most the request can use: its route's own worst case, else the bounds of a textual request's tokens. */
+  #worstCase(body: Record<string, unknown> | null): Usage {
+    const operation = this.#operation
+    if (operation.worstCase) return operation.worstCase(body) ?? UNKNOWN_WORST_CASE
+    const inputTokens = operation.textual || operation.endpointType === 'embed' ? inputTokenBound(body) : 0
+    const outputTokens = operation.textual ? statedOutputCap(body) ?? DEFAULT_OUTPUT_RESERVE_TOKENS : 0
+    return { inputTokens, outputTokens }
+  }
+
   /** Checks and reserves `matched` in one limiter call, runs `next`, and settles (or meters its stream). */
   async #enforce(exchange: Exchange, subject: LimitSubject, matched: readonly MatchedLimit[], next: () => Promise<Answer>): Promise<Answer> {
-    const inputTokens = this.#operation.textual || this.#operation.endpointType === 'embed' ? inputTokenBound(exchange.body) : 0
-    const outputTokens = this.#operation.textual ? statedOutputCap(exchange.body) ?? DEFAULT_OUTPUT_RESERVE_TOKENS : 0
-    const planned = this.#plan(exchange, matched, subject, inputTokens, outputTokens)
-    const reservationId = randomUUID()
+    const worst = this.#worstCase(exchange.body)
+    const { inputTokens, outputTokens } = worst
+    const planned = this.#plan(exchange, matched, subject, worst)
+    const reservationId = newReservationId()
     const ids = matched.map((m) => m.limit.id)
     const previous = exchange.facts.annotations.limits
     exchange.facts.annotations.limits = Array.isArray(previous) ? [...new Set([...(previous as string[]), ...ids])] : ids
@@ -224,10 +269,52 @@ class LimitsStage implements Stage {
       this.#settle(reservationId, planned, null)
       throw error
     }
-    if (answer.kind === 'stream') return this.#meter(answer, planned, reservationId, outputTokens, inputTokens)
-    const usage = answer.kind === 'json' ? answer.usage ?? exchange.facts.usage : exchange.facts.usage
-    this.#settle(reservationId, planned, usage)
-    return answer
+    switch (answer.kind) {
+      case 'stream':
+        return this.#meter(answer, planned, reservationId, outputTokens, inputTokens)
+      case 'relay':
+        return this.#settleRelay(exchange, answer, planned, reservationId)
+      case 'session': {
+        // The provider's usage over the whole session (realtime: its response.done events).
+        const settle = (): void => this.#settle(reservationId, planned, answer.usage?.() ?? null)
+        answer.ended.then(settle, settle)
+        return answer
+      }
+      case 'json':
+        this.#settle(reservationId, planned, answer.usage ?? exchange.facts.usage)
+        return answer
+    }
+  }
+
+  /**
+   * A relayed body: settled once it ended (its last byte went out, it failed, or the client left),
+   * with the usage its route's metering put on the facts by then (it wraps the body inside this).
+   */
+  #settleRelay(exchange: Exchange, answer: RelayAnswer, planned: readonly Planned[], reservationId: string): RelayAnswer {
+    const source = answer.body
+    const options = this.#options
+    const settle = (): void => this.#settle(reservationId, planned, exchange.facts.usage)
+    const refresh = (): Promise<unknown> => this.#refresh(reservationId, planned)
+    async function* settled(): AsyncGenerator<Uint8Array> {
+      let beatAtMs = options.now()
+      try {
+        for await (const chunk of source) {
+          yield chunk
+          if (options.now() - beatAtMs > options.reservationTtlMs / 3) {
+            beatAtMs = options.now()
+            await refresh()
+          }
+        }
+      } finally {
+        settle()
+      }
+    }
+    return { ...answer, body: settled() }
+  }
+
+  /** Keeps a long answer's reservation alive: a zero, never-refusing extension refreshes its expiry. */
+  #refresh(reservationId: string, planned: readonly Planned[]): Promise<unknown> {
+    return this.#options.limiter.reserve(reservationId, planned.map((p) => ({ ...p.counter, amount: 0, enforce: false })), this.#options.reservationTtlMs).catch(() => null)
   }
 
   /** The counter store is down: each enforced limit's failure mode decides. */
@@ -250,23 +337,27 @@ class LimitsStage implements Stage {
     return { admitted: outcome.admitted, states }
   }
 
-  /** Rate-limit headers and shadow reports. */
+  /** Rate-limit headers (from the tightest enforced rate of each type) and shadow reports, in one pass. */
   #report(exchange: Exchange, planned: readonly Planned[], result: ReserveResult): void {
-    for (const type of ['requests', 'tokens'] as const) {
-      let tightest: CounterState | null = null
-      planned.forEach((p, index) => {
-        if (p.counter.kind !== 'rate' || !p.counter.enforce || p.matched.limit.type !== type) return
-        const state = result.states[index]!
-        if (tightest === null || state.remaining < tightest.remaining) tightest = state
-      })
-      if (tightest === null) continue
-      const state: CounterState = tightest
-      exchange.responseHeaders[`x-ratelimit-limit-${type}`] = String(state.limit)
-      exchange.responseHeaders[`x-ratelimit-remaining-${type}`] = String(state.remaining)
-      exchange.responseHeaders[`x-ratelimit-reset-${type}`] = durationText(state.ok ? state.resetMs : state.retryAfterMs)
+    let requests: CounterState | null = null
+    let tokens: CounterState | null = null
+    let shadowExceeded: string[] | null = null
+    for (let index = 0; index < planned.length; index++) {
+      const { counter, matched } = planned[index]!
+      const state = result.states[index]!
+      if (!counter.enforce) {
+        if (!state.ok) (shadowExceeded ??= []).push(matched.limit.id)
+      } else if (counter.kind === 'rate') {
+        if (matched.limit.type === 'requests') {
+          if (requests === null || state.remaining < requests.remaining) requests = state
+        } else if (tokens === null || state.remaining < tokens.remaining) {
+          tokens = state
+        }
+      }
     }
-    const shadowExceeded = planned.filter((p, index) => !p.counter.enforce && !result.states[index]!.ok).map((p) => p.matched.limit.id)
-    if (shadowExceeded.length > 0) {
+    if (requests !== null) setRateHeaders(exchange.responseHeaders, REQUEST_HEADERS, requests)
+    if (tokens !== null) setRateHeaders(exchange.responseHeaders, TOKEN_HEADERS, tokens)
+    if (shadowExceeded !== null) {
       exchange.responseHeaders['x-gateway-limits-shadow'] = shadowExceeded.join(',')
       exchange.facts.annotations.limitsShadowExceeded = shadowExceeded
       this.#metrics.decisions.inc({ outcome: 'shadow_exceeded' }, shadowExceeded.length)
@@ -313,6 +404,7 @@ class LimitsStage implements Stage {
       ? new GatewayError('budget_exhausted', `Usage limit reached mid-stream: ${describe(p.matched.limit)}; the answer was cut`)
       : new GatewayError('rate_limited', `Rate limit reached mid-stream: ${describe(p.matched.limit)}; the answer was cut`)
     const settle = (usage: Usage | null) => this.#settle(reservationId, planned, usage)
+    const refresh = (): Promise<unknown> => this.#refresh(reservationId, planned)
     async function* metered(): AsyncGenerator<readonly unknown[]> {
       let chars = 0
       let reserved = reservedOutput
@@ -321,7 +413,7 @@ class LimitsStage implements Stage {
       try {
         for await (const batch of source) {
           // Relayed chunks (no stage parses them) are measured on their JSON text, still unparsed.
-          if (growing.length > 0) for (const chunk of batch) chars += chunk instanceof RawJson ? relayedContentChars(chunk.text) : generatedChars(chunk)
+          if (growing.length > 0) for (const chunk of eventChunks(batch)) chars += chunk instanceof RawJson ? relayedContentChars(chunk.text) : generatedChars(chunk)
           const produced = tokensOfChars(chars)
           if (produced > reserved && growing.length > 0) {
             const step = Math.max(EXTEND_STEP_TOKENS, produced - reserved)
@@ -331,9 +423,8 @@ class LimitsStage implements Stage {
             reserved += step
             beatAtMs = options.now()
           } else if (options.now() - beatAtMs > options.reservationTtlMs / 3) {
-            // Keeps a long stream's reservation alive (a zero, never-refusing extension refreshes its expiry).
             beatAtMs = options.now()
-            await options.limiter.reserve(reservationId, planned.map((p) => ({ ...p.counter, amount: 0, enforce: false })), options.reservationTtlMs).catch(() => null)
+            await refresh()
           }
           yield batch
         }
@@ -360,9 +451,10 @@ export function limitsStage(options: LimitsStageOptions): StageFactory & { reado
     decisions: new PromCounter({ name: 'gatehouse_limit_decisions_total', help: 'Limit decisions: admitted, rate_limited, budget_exhausted, shadow_exceeded (per shadow limit).', labelNames: ['outcome'] as const, registers: [registry] }),
     storeFailures: new PromCounter({ name: 'gatehouse_limit_store_failures_total', help: 'Requests that found the counter store unreachable, by what happened: closed (503), open (per-replica fallback), settle (usage uncounted).', labelNames: ['mode'] as const, registers: [registry] }),
   }
+  const shared = { fallback, metrics, keys: new LimitCounterKeys(resolved.keyPrefix) }
   return {
     name: 'limits',
     registry,
-    forOperation: (operation) => new LimitsStage(operation, resolved, fallback, metrics),
+    forOperation: (operation) => new LimitsStage(operation, resolved, shared),
   }
 }

@@ -15,6 +15,7 @@
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
 import { GatewayError } from '../../core/errors.ts'
 import { chunkValue } from '../../core/raw-json.ts'
+import { eventChunks } from '../../core/relayed-events.ts'
 import { callerParent, withRootTraceId } from '../../telemetry/caller-context.ts'
 import { genAiChunkAttributes, genAiFinishReasons, genAiOperationName, genAiProviderName, genAiRequestAttributes, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../../telemetry/genai.ts'
 import { CONTENT_EVENT, contentAllowed, inputContent, outputContent, StreamedText } from '../../telemetry/genai-content.ts'
@@ -113,9 +114,9 @@ class RequestSpan {
     span.end()
   }
 
-  /** The opted-in message content, as one GenAI event. */
-  content(output: Attributes): void {
-    if (this.recordsContent) this.#span.addEvent(CONTENT_EVENT, { ...inputContent(this.#exchange.body), ...output })
+  /** The opted-in message content, as one GenAI event; `output` is built (redacted, serialised) only then. */
+  content(output: () => Attributes): void {
+    if (this.recordsContent) this.#span.addEvent(CONTENT_EVENT, { ...inputContent(this.#exchange.body), ...output() })
   }
 
   fail(error: unknown): void {
@@ -133,7 +134,7 @@ class RequestSpan {
 function traceJson(request: RequestSpan, answer: Extract<Answer, { kind: 'json' }>): Answer {
   // The provider's usage; the account stage's (estimated where the provider gave none) wins in `end`.
   request.set({ ...genAiResponseAttributes(answer.body), ...genAiUsageAttributes(answer.usage) })
-  request.content(outputContent(answer.body))
+  request.content(() => outputContent(answer.body))
   request.end(answer.status, null)
   return answer
 }
@@ -143,18 +144,20 @@ function traceStream(request: RequestSpan, exchange: Exchange, answer: StreamAns
   const text = request.recordsContent ? new StreamedText() : null
   return observeStream(answer, {
     onBatch(batch) {
-      if (first && batch.length > 0) {
+      if (!first && text === null) return batch
+      const events = eventChunks(batch)
+      if (first && events.length > 0) {
         first = false
-        request.set(genAiChunkAttributes(chunkValue(batch[0])))
+        request.set(genAiChunkAttributes(chunkValue(events[0])))
       }
-      if (text !== null) for (const chunk of batch) text.add(chunkValue(chunk))
+      if (text !== null) for (const chunk of events) text.add(chunkValue(chunk))
       return batch
     },
     onEnd({ completed, error }) {
       const result = answer.result()
       request.set(genAiFinishReasons(result?.finishReason ?? exchange.facts.finishReason))
       if (exchange.facts.usage === null && result !== null) request.set(genAiUsageAttributes(result.usage))
-      if (text !== null) request.content(text.attributes(result?.finishReason.raw ?? result?.finishReason.unified ?? null))
+      if (text !== null) request.content(() => text.attributes(result?.finishReason.raw ?? result?.finishReason.unified ?? null))
       if (error !== null) request.streamFailed(answer.status, error)
       else request.end(answer.status, completed ? null : 'request_cancelled')
     },

@@ -52,6 +52,33 @@ interface OpenAIStreamState {
   stripUsage: boolean
 }
 
+const USAGE_OBJECT = '"usage":{'
+const FINISH_REASON = '"finish_reason":"'
+/** Every event that `relay.observe` (or `step`) must see holds one of these; the rest are relayed unread. */
+const RELAY_MARKERS: readonly string[] = ['"error"', USAGE_OBJECT, FINISH_REASON]
+
+/**
+ * The first `finish_reason` string of an event's JSON text (the first choice's, as `step` reads it):
+ * null when there is none, undefined when it holds an escape and only parsing can say.
+ */
+function finishReasonText(raw: string): string | null | undefined {
+  const at = raw.indexOf(FINISH_REASON)
+  if (at === -1) return null
+  const from = at + FINISH_REASON.length
+  const end = raw.indexOf('"', from)
+  const reason = end === -1 ? '' : raw.slice(from, end)
+  return end === -1 || reason.includes('\\') ? undefined : reason
+}
+
+function parsedOrNull(raw: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(raw)
+    return isRecord(value) ? value : null
+  } catch {
+    return null
+  }
+}
+
 /**
  * Chunks pass through untouched; the state only remembers what accounting needs. Both chat and
  * text-completion chunks carry `choices[].finish_reason` and an optional trailing `usage`.
@@ -76,22 +103,30 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
       const { usage: _usage, ...rest } = chunk
       return (chunk.choices ?? []).length === 0 ? [] : [rest as Chunk]
     },
-    observeRaw(state, raw) {
-      // A quoted "error" key may be an in-band error: `step` decides, with the parsed event.
-      if (raw.includes('"error"')) return false
-      // Usage the client did not ask for is dropped by `step`.
-      if (state.stripUsage && raw.includes('"usage":{')) return false
-      // Only the last chunks carry a finish reason or usage; every other event is relayed unread.
-      if (raw.includes('"finish_reason":"') || raw.includes('"usage":{')) {
-        let chunk: unknown
-        try {
-          chunk = JSON.parse(raw)
-        } catch {
-          return false
+    relay: {
+      markers: RELAY_MARKERS,
+      observe(state, raw) {
+        // A quoted "error" key may be an in-band error: `step` decides, with the parsed event.
+        if (raw.includes('"error"')) return false
+        if (raw.includes(USAGE_OBJECT)) {
+          // Usage the client did not ask for is dropped by `step`.
+          if (state.stripUsage) return false
+          const chunk = parsedOrNull(raw)
+          if (chunk === null) return false
+          account(state, chunk as Chunk)
+          return true
         }
-        if (isRecord(chunk)) account(state, chunk as Chunk)
-      }
-      return true
+        // A finishing event: its reason is read off the text (a plain word), the event left unparsed.
+        const reason = finishReasonText(raw)
+        if (reason === undefined) {
+          const chunk = parsedOrNull(raw)
+          if (chunk === null) return false
+          account(state, chunk as Chunk)
+        } else if (reason !== null) {
+          state.finishReason = finishReasonFromOpenAI(reason)
+        }
+        return true
+      },
     },
     finish: (state) => ({ chunks: [], usage: state.usage, finishReason: state.finishReason }),
   }

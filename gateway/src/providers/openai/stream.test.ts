@@ -31,11 +31,28 @@ describe('openAIStream', () => {
     const transform = openAIStream<ChatChunk>()
     const state = transform.start(context)
     const content = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}'
-    expect(transform.observeRaw!(state, content)).toBe(true)
+    expect(transform.relay!.observe(state, content)).toBe(true)
     expect(transform.finish(state).finishReason).toEqual({ unified: 'other' })
-    expect(transform.observeRaw!(state, content.replace('"finish_reason":null', '"finish_reason":"length"'))).toBe(true)
-    expect(transform.observeRaw!(state, '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}')).toBe(true)
+    expect(transform.relay!.observe(state, content.replace('"finish_reason":null', '"finish_reason":"length"'))).toBe(true)
+    expect(transform.relay!.observe(state, '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}')).toBe(true)
     expect(transform.finish(state)).toEqual({ chunks: [], usage: { inputTokens: 7, outputTokens: 2 }, finishReason: { unified: 'length', raw: 'length' } })
-    expect(transform.observeRaw!(state, '{"error":{"message":"boom","type":"server_error"}}')).toBe(false)
+    expect(transform.relay!.observe(state, '{"error":{"message":"boom","type":"server_error"}}')).toBe(false)
+  })
+
+  it('reads a finish reason off the text, parses one only when the text cannot say, and hands usage the client did not ask for to step', () => {
+    const transform = openAIStream<ChatChunk>()
+    const state = transform.start(context)
+    const finishing = (reason: string): string => `{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(reason)}}]}`
+    expect(transform.relay!.observe(state, finishing('tool_calls'))).toBe(true)
+    expect(transform.finish(state).finishReason).toEqual({ unified: 'tool_calls', raw: 'tool_calls' })
+    expect(transform.relay!.observe(state, finishing('odd"reason'))).toBe(true)
+    expect(transform.finish(state).finishReason).toEqual({ unified: 'other', raw: 'odd"reason' })
+    const withoutUsage = openAIStream<ChatChunk>()
+    const stripping = withoutUsage.start({ ...context, clientIncludeUsage: false })
+    expect(withoutUsage.relay!.observe(stripping, '{"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}')).toBe(false)
+    // Every event observe must see holds a marker (the rest are never shown to it).
+    for (const text of [finishing('stop'), '{"usage":{"prompt_tokens":1}}', '{"error":{"message":"x"}}']) {
+      expect(transform.relay!.markers.some((marker) => text.includes(marker))).toBe(true)
+    }
   })
 })

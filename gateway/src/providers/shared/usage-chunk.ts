@@ -28,7 +28,7 @@ export function openAIUsageChunks<Chunk extends ChunkLike>(chunk: Chunk, include
 }
 
 /** One batch of a stream in the OpenAI form; the same array when no chunk in it carries usage. */
-export function openAIUsageBatch<Chunk>(batch: Chunk[], includeUsage: boolean): Chunk[] {
+export function openAIUsageBatch<Chunk>(batch: readonly Chunk[], includeUsage: boolean): readonly Chunk[] {
   if (!batch.some(carriesUsage)) return batch
   return batch.flatMap((chunk) => (carriesUsage(chunk) ? (openAIUsageChunks(chunk as Chunk & ChunkLike, includeUsage) as Chunk[]) : [chunk]))
 }

@@ -28,8 +28,3 @@ export function decodeFrames(framing: Framing, body: AsyncIterable<Uint8Array>):
 export function decodeFrameBatches(framing: Framing, body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent[]> {
   return batchDecoders[framing](body)
 }
-
-/** SSE events in batches with their JSON left as text (`raw`): for streams relayed as the provider wrote them. */
-export function decodeUnparsedSseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent[]> {
-  return decodeSseBatches(body, false)
-}

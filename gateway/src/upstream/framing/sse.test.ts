@@ -60,7 +60,7 @@ describe('decodeSse bounds', () => {
     }
     const seen: unknown[] = []
     const error = await (async () => {
-      for await (const batch of decodeSseBatches(endless(), true, limits)) seen.push(...batch.map((event) => event.data))
+      for await (const batch of decodeSseBatches(endless(), limits)) seen.push(...batch.map((event) => event.data))
     })().catch((caught: unknown) => caught)
     expect(seen).toEqual([{ ok: 1 }])
     expect(error).toMatchObject({ name: 'MalformedResponseError', message: expect.stringContaining('1024') })

@@ -28,12 +28,10 @@ export interface SseLimits {
 export const defaultSseLimits: SseLimits = { maxLineChars: 8 * 1024 * 1024, maxEventChars: 16 * 1024 * 1024 }
 
 /**
- * Decodes a provider's event stream in batches, one per network read.
- *
- * `parse: false` leaves each event's JSON unparsed (`data` undefined, `raw` set): for streams that
- * are relayed as the provider's own text, where parsing every event would be wasted work.
+ * Decodes a provider's event stream in batches, one per network read. (Streams relayed as the
+ * provider's bytes are read by `sse-relay.ts` instead.)
  */
-export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>, parse = true, limits: SseLimits = defaultSseLimits): AsyncGenerator<UpstreamEvent[]> {
+export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>, limits: SseLimits = defaultSseLimits): AsyncGenerator<UpstreamEvent[]> {
   const decoder = new TextDecoder()
   // The unfinished line, as the pieces it arrived in: a new chunk is searched for its end alone,
   // never the text before it, and the pieces are joined once, when the line ends.
@@ -56,10 +54,6 @@ export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>, parse =
     dataLines = []
     eventName = undefined
     if (data === DONE) return false
-    if (!parse) {
-      batch.push(name === undefined ? { data: undefined, raw: data } : { event: name, data: undefined, raw: data })
-      return true
-    }
     let parsed: unknown
     try {
       parsed = JSON.parse(data)
@@ -131,5 +125,5 @@ export async function* decodeSseBatches(body: AsyncIterable<Uint8Array>, parse =
 
 /** One event at a time, for consumers that see few events (the snapshot stream, tests). */
 export async function* decodeSse(body: AsyncIterable<Uint8Array>, limits: SseLimits = defaultSseLimits): AsyncGenerator<UpstreamEvent> {
-  for await (const batch of decodeSseBatches(body, true, limits)) yield* batch
+  for await (const batch of decodeSseBatches(body, limits)) yield* batch
 }

@@ -1,7 +1,9 @@
 /**
  * Model Pricing overrides: /v1/model-pricing. Prices are USD per unit (per text token; per audio
- * token: `audio_input`, `audio_output`, `cached_audio_input`; per image; per second of audio); an override's null fields keep the shipped table's value. Every change is a
- * new version (GET .../versions lists them); the newest is compiled into the snapshot and used by
+ * token: `audio_input`, `audio_output`, `cached_audio_input`; per image input token: `image_input`;
+ * per image: `per_image`, one price whatever the image's quality and size; per second of audio; per
+ * character of input: `per_character`); an override's null fields keep the shipped table's value.
+ * Every change is a new version (GET .../versions lists them); the newest is compiled into the snapshot and used by
  * gateways for new requests, named on each usage record as its pricing version.
  *
  *   GET    /v1/model-pricing?workspace_id=                  current overrides
@@ -23,9 +25,9 @@ const price = z.number().min(0).max(1000).nullable().default(null)
 const putSchema = z.strictObject({
   workspace_id: workspaceRefSchema.optional(),
   input: price, output: price, cached_input: price, cache_write: price, reasoning: price,
-  audio_input: price, audio_output: price, cached_audio_input: price, per_image: price, per_audio_second: price,
+  audio_input: price, audio_output: price, cached_audio_input: price, image_input: price, per_image: price, per_audio_second: price, per_character: price,
 }).refine(
-  (b) => [b.input, b.output, b.cached_input, b.cache_write, b.reasoning, b.audio_input, b.audio_output, b.cached_audio_input, b.per_image, b.per_audio_second].some((v) => v !== null),
+  (b) => [b.input, b.output, b.cached_input, b.cache_write, b.reasoning, b.audio_input, b.audio_output, b.cached_audio_input, b.image_input, b.per_image, b.per_audio_second, b.per_character].some((v) => v !== null),
   'set at least one price',
 )
 const keyQuery = z.object({ workspace_id: workspaceRefSchema.optional() }).loose()
@@ -33,10 +35,10 @@ const keyQuery = z.object({ workspace_id: workspaceRefSchema.optional() }).loose
 function view(record: ModelPriceRecord) {
   return {
     object: 'model-price', id: record.id, workspace_id: record.workspaceId, provider: record.provider, model: record.model, version: record.version,
-    deleted: record.deleted, currency: 'USD', unit: 'per token (text and audio tokens), per image, per second (audio)',
+    deleted: record.deleted, currency: 'USD', unit: 'per token (text, audio and image tokens), per image, per second (audio), per character (speech input)',
     input: record.input, output: record.output, cached_input: record.cachedInput, cache_write: record.cacheWrite, reasoning: record.reasoning,
-    audio_input: record.audioInput, audio_output: record.audioOutput, cached_audio_input: record.cachedAudioInput,
-    per_image: record.perImage, per_audio_second: record.perAudioSecond, created_by: record.createdBy, created_at: record.createdAt,
+    audio_input: record.audioInput, audio_output: record.audioOutput, cached_audio_input: record.cachedAudioInput, image_input: record.imageInput,
+    per_image: record.perImage, per_audio_second: record.perAudioSecond, per_character: record.perCharacter, created_by: record.createdBy, created_at: record.createdAt,
   }
 }
 
@@ -72,7 +74,7 @@ export function modelPricingRoutes(app: FastifyInstance, ctx: AdminContext): voi
     const principal = principalOf(request)
     const record = await ctx.store.modelPrices.put(principal.organizationId, key, {
       input: body.input, output: body.output, cachedInput: body.cached_input, cacheWrite: body.cache_write, reasoning: body.reasoning,
-      audioInput: body.audio_input, audioOutput: body.audio_output, cachedAudioInput: body.cached_audio_input, perImage: body.per_image, perAudioSecond: body.per_audio_second,
+      audioInput: body.audio_input, audioOutput: body.audio_output, cachedAudioInput: body.cached_audio_input, imageInput: body.image_input, perImage: body.per_image, perAudioSecond: body.per_audio_second, perCharacter: body.per_character,
     }, principal.actor.id)
     audit(request, { action: 'model_price.update', resourceType: 'model_price', resourceId: record.id, workspaceId: key.workspaceId })
     return view(record)

@@ -2,22 +2,29 @@
  * `gatehouse redis-acl`: the gateways' Redis ACL user (gateway/src/limits/redis-acl.ts has the
  * rule). The chart runs it; an operator of a managed Redis can print the rule.
  *
- *   redis-acl apply       ACL SETUSER on GATEHOUSE_REDIS_ADMIN_URL (an admin user) for the user and
- *                         password in GATEHOUSE_REDIS_URL (the gateways' URL): an existing Redis
+ *   redis-acl apply       ACL SETUSER, as the admin user of GATEHOUSE_REDIS_ADMIN_URL, for the
+ *                         gateways' user: an existing Redis. One node: the admin URL's, the user
+ *                         and password those of GATEHOUSE_REDIS_URL. Cluster
+ *                         (GATEHOUSE_REDIS_CLUSTER_NODES) or Sentinel (GATEHOUSE_REDIS_SENTINELS,
+ *                         GATEHOUSE_REDIS_SENTINEL_NAME): every master and replica (ACL users are
+ *                         per node; see redis-nodes.ts), the user and password those of
+ *                         GATEHOUSE_REDIS_USERNAME / GATEHOUSE_REDIS_PASSWORD, as the gateways
+ *                         connect; the admin URL's host is not used there.
  *   redis-acl file PATH   writes a Redis ACL file: `default` with the admin URL's password and every
  *                         right, and the gateways' user (the bundled Redis starts with --aclfile)
  *   redis-acl rule        prints the rule
  *
  * Key prefixes: GATEHOUSE_LIMITS_KEY_PREFIX and GATEHOUSE_REDIS_KEY_PREFIX, as the gateway reads
  * them. URLs are read from the environment only (never arguments: a process list shows those), and
- * no password is ever printed. One node per run: on Redis Cluster, apply it to every node.
+ * no password is ever printed.
  */
 import { createHash } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
-import { Redis } from 'ioredis'
-import { gatewayRedisAclRule, gatewayRedisAclRules, redisKeyPrefixesFromEnv, type GatewayRedisKeyPrefixes } from '@gatehouse/gateway'
+import type { Redis } from 'ioredis'
+import { gatewayRedisAclRule, gatewayRedisAclRules, redisKeyPrefixesFromEnv, redisOptionsFromEnv, type GatewayRedisKeyPrefixes } from '@gatehouse/gateway'
 import { CliError } from './admin-client.ts'
 import type { CommandIo } from './io.ts'
+import { onEveryNode, type NodeOutcome, type RedisTopology } from './redis-nodes.ts'
 
 export interface RedisCredentials {
   readonly username: string
@@ -39,11 +46,35 @@ export function credentialsOf(url: string, variable: string): RedisCredentials {
   return { username: username || 'default', password }
 }
 
-function gatewayUser(env: NodeJS.ProcessEnv): RedisCredentials {
-  if (!env.GATEHOUSE_REDIS_URL) throw new CliError('GATEHOUSE_REDIS_URL (the gateways\' URL, with their user and password) is not set', 2)
-  const user = credentialsOf(env.GATEHOUSE_REDIS_URL, 'GATEHOUSE_REDIS_URL')
+/** Where the gateways' Redis is, read as the gateways read it. */
+function topologyOf(env: NodeJS.ProcessEnv, adminUrl: string): RedisTopology {
+  let options: ReturnType<typeof redisOptionsFromEnv>
+  try {
+    options = redisOptionsFromEnv(env)
+  } catch (error) {
+    throw new CliError((error as Error).message, 2)
+  }
+  if (options?.clusterNodes) return { kind: 'cluster', seeds: options.clusterNodes }
+  if (options?.sentinels) return { kind: 'sentinel', sentinels: options.sentinels, name: options.sentinelName! }
+  return { kind: 'node', url: adminUrl }
+}
+
+/** The gateways' user and password: from their URL for one node, else from GATEHOUSE_REDIS_USERNAME / _PASSWORD. */
+function gatewayUser(env: NodeJS.ProcessEnv, topology: RedisTopology['kind']): RedisCredentials {
+  let user: RedisCredentials
+  if (topology === 'node') {
+    if (!env.GATEHOUSE_REDIS_URL) throw new CliError('GATEHOUSE_REDIS_URL (the gateways\' URL, with their user and password) is not set', 2)
+    user = credentialsOf(env.GATEHOUSE_REDIS_URL, 'GATEHOUSE_REDIS_URL')
+  } else {
+    if (!env.GATEHOUSE_REDIS_PASSWORD) throw new CliError(`GATEHOUSE_REDIS_USERNAME and GATEHOUSE_REDIS_PASSWORD (the user the gateways connect to Redis ${topology === 'cluster' ? 'Cluster' : 'Sentinel'} with) are not set`, 2)
+    user = { username: env.GATEHOUSE_REDIS_USERNAME || 'default', password: env.GATEHOUSE_REDIS_PASSWORD }
+  }
   // The gateways' user must be a restricted one; `default` is what an unauthenticated client is.
-  if (user.username === 'default') throw new CliError('GATEHOUSE_REDIS_URL names no user (or `default`): give the gateways a user of their own, e.g. redis://gatehouse-gateway:PASSWORD@host:6379/0', 2)
+  if (user.username === 'default') {
+    throw new CliError(topology === 'node'
+      ? 'GATEHOUSE_REDIS_URL names no user (or `default`): give the gateways a user of their own, e.g. redis://gatehouse-gateway:PASSWORD@host:6379/0'
+      : 'GATEHOUSE_REDIS_USERNAME is not set (or `default`): give the gateways a user of their own', 2)
+  }
   if (/[\s>#<]/.test(user.username)) throw new CliError('the Redis user name in GATEHOUSE_REDIS_URL may not contain white space or > < #', 2)
   return user
 }
@@ -72,26 +103,33 @@ export async function runRedisAcl(argv: string[], io: CommandIo): Promise<number
     return 0
   }
   if (action !== 'apply' && action !== 'file') throw new CliError('usage: gatehouse redis-acl apply | file PATH | rule', 2)
-  const user = gatewayUser(io.env)
-  if (!io.env.GATEHOUSE_REDIS_ADMIN_URL) throw new CliError('GATEHOUSE_REDIS_ADMIN_URL (a Redis user allowed ACL SETUSER) is not set', 2)
+  const adminUrl = io.env.GATEHOUSE_REDIS_ADMIN_URL
+  if (!adminUrl) throw new CliError('GATEHOUSE_REDIS_ADMIN_URL (a Redis user allowed ACL SETUSER) is not set', 2)
+  const topology = topologyOf(io.env, adminUrl)
+  const user = gatewayUser(io.env, topology.kind)
+  const admin = credentialsOf(adminUrl, 'GATEHOUSE_REDIS_ADMIN_URL')
   if (action === 'file') {
     const [path] = rest
     if (!path) throw new CliError('usage: gatehouse redis-acl file PATH', 2)
-    const admin = credentialsOf(io.env.GATEHOUSE_REDIS_ADMIN_URL, 'GATEHOUSE_REDIS_ADMIN_URL')
     await writeFile(path, gatewayRedisAclFile(admin.password, user, prefixes), { mode: 0o600 })
     io.stdout(`wrote ${path}: users default and ${user.username}\n`)
     return 0
   }
-  const admin = new Redis(io.env.GATEHOUSE_REDIS_ADMIN_URL, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5_000 })
+  let outcomes: NodeOutcome[]
   try {
-    await admin.connect()
-    await applyGatewayRedisUser(admin, user, prefixes)
+    outcomes = await onEveryNode(topology, admin, (client) => applyGatewayRedisUser(client, user, prefixes))
   } catch (error) {
-    // ioredis messages name the host, never the password.
-    throw new CliError(`could not set the Redis ACL user ${user.username}: ${(error as Error).message}`)
-  } finally {
-    admin.disconnect()
+    throw new CliError(`could not find the Redis nodes to set the ACL user ${user.username} on: ${(error as Error).message}`)
   }
-  io.stdout(`Redis ACL user ${user.username}: set (keys ${[prefixes.limitsKeyPrefix, `${prefixes.cacheKeyPrefix}:`].join(', ')})\n`)
+  const failed = outcomes.filter((outcome) => outcome.error !== null)
+  const where = (list: readonly NodeOutcome[]) => list.map(({ node }) => `${node.host}:${node.port}${node.role === 'node' ? '' : ` (${node.role})`}`).join(', ')
+  if (failed.length > 0) {
+    const set = outcomes.filter((outcome) => outcome.error === null)
+    throw new CliError(`could not set the Redis ACL user ${user.username} on ${failed.map((outcome) => `${where([outcome])}: ${outcome.error}`).join('; ')}` +
+      `${set.length > 0 ? `; set on ${where(set)}` : ''}. ACL users are per node: run it again once every node answers`)
+  }
+  const count = (role: string) => outcomes.filter((outcome) => outcome.node.role === role).length
+  const nodes = topology.kind === 'node' ? '' : ` on ${outcomes.length} nodes (${count('master')} master${count('master') === 1 ? '' : 's'}, ${count('replica')} replica${count('replica') === 1 ? '' : 's'})`
+  io.stdout(`Redis ACL user ${user.username}: set${nodes} (keys ${[prefixes.limitsKeyPrefix, `${prefixes.cacheKeyPrefix}:`].join(', ')})\n`)
   return 0
 }

@@ -29,14 +29,18 @@ export const modelPriceTable = table('model_prices', {
   audioOutput: number().nullable().insert(),
   cachedAudioInput: number().nullable().insert(),
   perImage: number().nullable().insert(),
+  /** Per image input token (migration 0016). */
+  imageInput: number().nullable().insert(),
   perAudioSecond: number().nullable().insert(),
+  /** Per character of input (migration 0015). */
+  perCharacter: number().nullable().insert(),
   createdBy: text().nullable().insert(),
   createdAt: timestamp(),
 })
 
 export type ModelPriceRecord = RecordOf<typeof modelPriceTable.fields>
 
-export type ModelPriceFields = Pick<ModelPriceRecord, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning' | 'audioInput' | 'audioOutput' | 'cachedAudioInput' | 'perImage' | 'perAudioSecond'>
+export type ModelPriceFields = Pick<ModelPriceRecord, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'reasoning' | 'audioInput' | 'audioOutput' | 'cachedAudioInput' | 'imageInput' | 'perImage' | 'perAudioSecond' | 'perCharacter'>
 
 export interface ModelPriceKey {
   workspaceId: string | null
@@ -55,7 +59,7 @@ export class ModelPriceRepository {
 
   async #write(organizationId: string, key: ModelPriceKey, fields: ModelPriceFields | null, createdBy: string | null): Promise<ModelPriceRecord> {
     const f = fields ?? {
-      input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, perImage: null, perAudioSecond: null,
+      input: null, output: null, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null, imageInput: null, perImage: null, perAudioSecond: null, perCharacter: null,
     }
     // The next version in one statement: the unique index turns a concurrent writer's race into a conflict (409).
     const insert = modelPriceTable.insert({ ...f, organizationId, workspaceId: key.workspaceId, provider: key.provider, model: key.model, deleted: fields === null, createdBy }, 5)

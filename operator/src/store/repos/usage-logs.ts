@@ -48,6 +48,8 @@ const COLUMNS: ReadonlyArray<readonly [keyof UsageRecord, string, string]> = [
   ['agentServerId', 'agent_server_id', 'text'], ['agentMethod', 'agent_method', 'text'],
   ['audioInputTokens', 'audio_input_tokens', 'bigint'], ['cachedAudioInputTokens', 'cached_audio_input_tokens', 'bigint'],
   ['audioOutputTokens', 'audio_output_tokens', 'bigint'], ['cacheSavedCostUsd', 'cache_saved_cost_usd', 'double precision'],
+  ['audioSeconds', 'audio_seconds', 'double precision'], ['inputCharacters', 'input_characters', 'bigint'],
+  ['images', 'images', 'integer'], ['imageInputTokens', 'image_input_tokens', 'bigint'],
 ]
 
 const COLUMN_LIST = COLUMNS.map(([, column]) => column).join(', ')

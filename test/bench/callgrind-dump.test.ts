@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest'
+import { readCallgrindDump } from './callgrind-dump.ts'
+
+// A dump as callgrind writes it: compressed names, a call whose inclusive cost is not the caller's.
+const DUMP = `# callgrind format
+version: 1
+events: Ir
+summary: 1000
+
+ob=(1) /usr/bin/node
+fl=(1) ???
+fn=(1) Builtins_JsonStringify
+10 300
++2 100
+cfn=(2) void v8::internal::MarkingVisitorBase<v8::internal::ConcurrentMarkingVisitor>::ProcessStrongHeapObject<x>(y)
+calls=1 0
+12 400
+fn=(2)
+20 350
+fn=(3) 0x0000000028154a40
+5 150
+fn=(4) heap::base::ActiveSystemPages::Add(unsigned long)
+1 50
+fn=(5) v8::internal::Scavenger::ScavengeObject<z>(w)
+1 50
+fn=(6) v8::internal::compiler::GraphReducer::ReduceTop()
+3 70
+fn=(7) v8::internal::maglev::MaglevGraphBuilder::Build()
+3 30
+`
+
+describe('readCallgrindDump', () => {
+  it('sums self instructions per function, leaves call lines out, and splits off the collector and the optimising compilers', () => {
+    const cost = readCallgrindDump(DUMP)
+    expect(cost.totalInstructions).toBe(300 + 100 + 350 + 150 + 50 + 50 + 70 + 30)
+    expect(cost.gcInstructions).toBe(350 + 50 + 50)
+    expect(cost.compilerInstructions).toBe(70 + 30)
+    expect(cost.byFunction.get('Builtins_JsonStringify')).toBe(400)
+    expect(cost.byFunction.get('0x0000000028154a40')).toBe(150)
+  })
+})

@@ -1,0 +1,77 @@
+/**
+ * Reads a callgrind dump (the format valgrind's callgrind writes, `events: Ir`) into instructions
+ * per function, self cost only, and splits off two parts of V8 that run in bursts: the garbage
+ * collector (a major collection marks the whole heap) and the optimising compilers (TurboFan,
+ * Maglev: still a fifth of the instructions after 1,500 warm-up requests under valgrind, and
+ * more or less of it from run to run). Over a few thousand requests each moves by tens of percent
+ * between runs; the rest, what the request path itself executes, holds still and is the figure to
+ * compare changes by.
+ */
+
+/** V8's collector: marking, scavenging, sweeping, compaction, and their heap walks. */
+const GC_FUNCTION = /v8::internal::(?:\w*Marking\w*|Scaveng\w*|\w*Sweep\w*|MarkCompact\w*|\w*Evacuat\w*|ConcurrentMarking|IncrementalMarking|MinorMS\w*|ArrayBufferSweeper|GCTracer|MemoryAllocator|FreeList\w*|HeapObject::SizeFromMap|Heap::\w+|\(anonymous namespace\)::IterateObjectCache|BodyDescriptorBase|\w*BodyDescriptor\w*::IterateBody<v8::internal::\w*(?:Marking|Scaveng)\w*)|heap::base::|cppgc::/
+
+/** V8's optimising compilers and their code generation. */
+const COMPILER_FUNCTION = /v8::internal::(?:compiler::|maglev::|\w*Assembler\w*::|(?:\w+::)*\w*RegisterAllocat)/
+
+export interface DumpCost {
+  totalInstructions: number
+  gcInstructions: number
+  compilerInstructions: number
+  /** Self instructions by function name (JIT code has none: valgrind names it by address). */
+  byFunction: Map<string, number>
+}
+
+/**
+ * Name compression: `fn=(12) name` defines id 12, a later `fn=(12)` reuses it. A `calls=` line is
+ * followed by one line of the callee's inclusive cost, which is not the caller's own.
+ */
+export function readCallgrindDump(text: string): DumpCost {
+  const names = new Map<string, string>()
+  const byFunction = new Map<string, number>()
+  let current = '(unknown)'
+  let skipNext = false
+  let total = 0
+  let gc = 0
+  let compiler = 0
+  let currentIsGc = false
+  let currentIsCompiler = false
+  for (const line of text.split('\n')) {
+    if (line.startsWith('fn=')) {
+      const match = /^fn=\((\d+)\)(?: (.*))?$/.exec(line)
+      if (match) {
+        if (match[2] !== undefined) names.set(match[1]!, match[2])
+        current = names.get(match[1]!) ?? '(unknown)'
+      } else {
+        current = line.slice(3)
+      }
+      currentIsGc = GC_FUNCTION.test(current)
+      currentIsCompiler = !currentIsGc && COMPILER_FUNCTION.test(current)
+      continue
+    }
+    if (line.startsWith('cfn=')) {
+      // Defines a name too, used by a later fn= line.
+      const match = /^cfn=\((\d+)\) (.*)$/.exec(line)
+      if (match) names.set(match[1]!, match[2]!)
+      continue
+    }
+    if (line.startsWith('calls=')) {
+      skipNext = true
+      continue
+    }
+    const first = line.charCodeAt(0)
+    const costLine = (first >= 48 && first <= 57) || line.startsWith('+') || line.startsWith('-') || line.startsWith('*')
+    if (!costLine) continue
+    if (skipNext) {
+      skipNext = false
+      continue
+    }
+    const cost = Number(line.split(' ')[1] ?? 0)
+    if (!Number.isFinite(cost)) continue
+    total += cost
+    if (currentIsGc) gc += cost
+    if (currentIsCompiler) compiler += cost
+    byFunction.set(current, (byFunction.get(current) ?? 0) + cost)
+  }
+  return { totalInstructions: total, gcInstructions: gc, compilerInstructions: compiler, byFunction }
+}
