@@ -195,6 +195,48 @@ describe('transcriptions and translations', () => {
   })
 })
 
+describe('a cache hit', () => {
+  const heard = { type: 'input_audio' as const, input_audio: { data: wavClip(1).toString('base64'), format: 'wav' as const } }
+  const cachingConfig = JSON.stringify({ provider: '@openai', cache: { mode: 'simple', max_age: 600 } })
+
+  // Each part bills at its own rate, so a hit that kept only input and output would misstate what
+  // it saved and what it served.
+  it.each([false, true])('keeps the audio, cached and reasoning split of the answer it replays (streamed: %s)', async (stream) => {
+    simulator.options.cachedTokens = 3
+    simulator.options.reasoningTokens = 4
+    try {
+      const request = {
+        model: 'gpt-4o-audio-preview', modalities: ['text', 'audio'] as Array<'text' | 'audio'>, audio: { voice: 'alloy' as const, format: 'pcm16' as const },
+        messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: `cache this answer (${stream})` }, heard] }],
+      }
+      const options = { headers: { 'x-gateway-config': cachingConfig } }
+      const call = async (): Promise<string | null> => {
+        if (!stream) return (await client.chat.completions.create(request, options).withResponse()).response.headers.get('x-gateway-cache-status')
+        const answer = await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } }, options).withResponse()
+        for await (const chunk of answer.data) void chunk
+        return answer.response.headers.get('x-gateway-cache-status')
+      }
+      expect(await call()).toBe('MISS')
+      const miss = await record()
+      await shipped.clear()
+      expect(await call()).toBe('HIT')
+      const hit = await record()
+      expect(simulator.requests).toHaveLength(1)
+      expect(miss).toMatchObject({ cacheStatus: 'MISS', cachedInputTokens: 3, reasoningTokens: 4, audioInputTokens: expect.any(Number), audioOutputTokens: expect.any(Number) })
+      expect(miss.audioInputTokens).toBeGreaterThan(0)
+      expect(miss.audioOutputTokens).toBeGreaterThan(0)
+      const parts = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'reasoningTokens', 'audioInputTokens', 'cachedAudioInputTokens', 'audioOutputTokens'] as const
+      const split = (got: UsageRecord) => Object.fromEntries(parts.map((part) => [part, got[part]]))
+      expect(split(hit)).toEqual(split(miss))
+      expect(hit).toMatchObject({ cacheStatus: 'HIT', costUsd: 0 })
+      expect(hit.cacheSavedCostUsd).toBeCloseTo(miss.costUsd!, 15)
+    } finally {
+      simulator.options.cachedTokens = 0
+      simulator.options.reasoningTokens = 0
+    }
+  })
+})
+
 describe('speech', () => {
   const input = 'Welcome to the gatehouse, traveller. Mind the portcullis.'
 

@@ -5,6 +5,7 @@
  * evict another's entries.
  */
 import { createHash } from 'node:crypto'
+import type { Usage } from '../providers/canonical.ts'
 
 /** A stored answer: a JSON body, or the chunks of a stream as originally received. */
 export interface CachedAnswer {
@@ -14,8 +15,11 @@ export interface CachedAnswer {
   readonly body?: string
   /** Streams: each chunk's JSON text, with its SSE event name where the format has one (Anthropic). */
   readonly chunks?: ReadonlyArray<{ readonly event?: string; readonly data: string }>
-  /** Provider usage of the original answer, for the record (a hit costs nothing). */
-  readonly usage: { readonly inputTokens: number; readonly outputTokens: number } | null
+  /**
+   * Provider usage of the original answer, whole (cached, reasoning and audio parts included), so a
+   * hit's record reports what it served exactly as the miss did; the hit itself costs nothing.
+   */
+  readonly usage: Usage | null
   /** USD the original answer cost (what each hit saves); absent or null when it was unpriced. */
   readonly costUsd?: number | null
   /** Semantic-mode entries: the partition and the embedding of the last user turn, kept with the answer so replicas can index it. */

@@ -89,7 +89,7 @@ function recordStream(exchange: Exchange, answer: StreamAnswer, format: 'openai'
     onEnd({ completed, error }) {
       if (!completed || error !== null) return
       const usage = answer.result()?.usage ?? null
-      store({ kind: 'stream', status: answer.status, chunks, usage: usage && { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens }, costUsd: exchangeCost(exchange, usage) })
+      store({ kind: 'stream', status: answer.status, chunks, usage, costUsd: exchangeCost(exchange, usage) })
     },
   })
 }
@@ -183,8 +183,8 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
       void stored.catch(failed('write'))
     }
     if (answer.kind === 'json' && answer.status === 200) {
-      const usage = answer.usage && { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens }
-      store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage, costUsd: exchangeCost(exchange, answer.usage ?? null) })
+      const usage = answer.usage ?? null
+      store({ kind: 'json', status: 200, body: toJsonText(answer.body), usage, costUsd: exchangeCost(exchange, usage) })
       return answer
     }
     if (answer.kind === 'stream' && answer.status === 200) return recordStream(exchange, answer, exchange.operation.format, store)
