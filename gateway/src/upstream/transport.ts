@@ -96,13 +96,31 @@ function joinUrl(base: URL, path: string): URL {
   return url
 }
 
-function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+type RawHeaders = Record<string, string | string[] | undefined>
+
+function flattenHeaders(headers: RawHeaders): Record<string, string> {
   const out: Record<string, string> = {}
   for (const name in headers) {
     const value = headers[name]
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
   }
   return out
+}
+
+/**
+ * A response of the dispatcher's callbacks, its headers flattened on first read: a model answer's
+ * are read only when it failed, and copying a provider's dozen or more headers on every answer
+ * was a visible part of the request path (callgrind, test/bench/instructions.ts).
+ */
+function withLazyHeaders<Body>(status: number, raw: RawHeaders, body: Body): { status: number; readonly headers: Record<string, string>; body: Body } {
+  let flat: Record<string, string> | null = null
+  return {
+    status,
+    get headers() {
+      return (flat ??= flattenHeaders(raw))
+    },
+    body,
+  }
 }
 
 interface PreparedRequest {
@@ -189,7 +207,7 @@ export async function sendUpstreamStreamed(endpoint: UpstreamEndpoint, request: 
       },
       onResponseStart(_controller, statusCode, responseHeaders) {
         started = true
-        resolve({ status: statusCode, headers: flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>), body })
+        resolve(withLazyHeaders(statusCode, responseHeaders as RawHeaders, body))
       },
       onResponseData(_controller, chunk) {
         body.push(chunk)
@@ -226,7 +244,7 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
   return new Promise<BufferedResponse>((resolve, reject) => {
     const abort = abortOnSignal(signal)
     let status = 0
-    let headers: Record<string, string> = {}
+    let headers: RawHeaders = {}
     const chunks: Buffer[] = []
     let received = 0
     let refused: GatewayError | null = null
@@ -242,8 +260,8 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
       },
       onResponseStart(started, statusCode, responseHeaders) {
         status = statusCode
-        headers = flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>)
-        // A declared length over the limit is refused before any of the body is read.
+        headers = responseHeaders as RawHeaders
+        // A declared length over the limit is refused before any of the body is read (a repeated one is NaN, as joined).
         if (Number(headers['content-length']) > limitBytes) refuse(started)
       },
       onResponseData(started, chunk) {
@@ -254,7 +272,7 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
       },
       onResponseEnd() {
         abort.release()
-        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+        resolve(withLazyHeaders(status, headers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
       },
       onResponseError(_controller, error) {
         abort.release()
