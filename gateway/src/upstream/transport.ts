@@ -13,6 +13,7 @@ import { applyAuth, type SignableRequest } from './signers/index.ts'
 import { injectTraceContext } from '../core/tracing.ts'
 import './signers/builtin.ts'
 import { CallbackBody } from './callback-body.ts'
+import { upstreamTarget } from './upstream-url.ts'
 
 import type { UpstreamTimeouts } from './timeouts.ts'
 export { defaultTimeouts, type UpstreamTimeouts } from './timeouts.ts'
@@ -87,15 +88,6 @@ function encodeBody(body: unknown): Uint8Array | Readable | undefined {
   return encoder.encode(JSON.stringify(body))
 }
 
-function joinUrl(base: URL, path: string): URL {
-  const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname
-  const url = new URL(base.origin)
-  const queryAt = path.indexOf('?')
-  url.pathname = prefix + (queryAt === -1 ? path : path.slice(0, queryAt))
-  if (queryAt !== -1) url.search = path.slice(queryAt)
-  return url
-}
-
 type RawHeaders = Record<string, string | string[] | undefined>
 
 function flattenHeaders(headers: RawHeaders): Record<string, string> {
@@ -129,9 +121,14 @@ interface PreparedRequest {
 
 async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<PreparedRequest> {
   const body = encodeBody(request.body)
+  const target = upstreamTarget(endpoint.baseUrl, request.path)
+  // A `URL` only for a signer that reads or changes it (SigV4, a key in the query); the rest send the cached strings.
+  let url: URL | null = null
   const signable: SignableRequest = {
     method: request.method,
-    url: joinUrl(endpoint.baseUrl, request.path),
+    get url() {
+      return (url ??= new URL(target.origin + target.path))
+    },
     headers: { ...request.headers },
     // A streamed body cannot be hashed before it is sent: only schemes that do not sign the payload
     // (bearer, header) may be used with one, which is what OpenAI-shaped passthrough providers use.
@@ -143,10 +140,12 @@ async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, opt
   // Before signing: SigV4 signs every header it is given, these included.
   injectTraceContext(signable.headers)
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
+  // Set by the getter when a signer used it (TypeScript cannot see the closure's assignment).
+  const signed = url as URL | null
   return {
     dispatchOptions: {
-      origin: signable.url.origin,
-      path: signable.url.pathname + signable.url.search,
+      origin: signed === null ? target.origin : signed.origin,
+      path: signed === null ? target.path : signed.pathname + signed.search,
       method: request.method,
       headers: signable.headers,
       body: body ?? null,
