@@ -139,7 +139,8 @@ async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, opt
   }
   // Before signing: SigV4 signs every header it is given, these included.
   injectTraceContext(signable.headers)
-  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
+  const signing = applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
+  if (signing !== undefined) await signing
   // Set by the getter when a signer used it (TypeScript cannot see the closure's assignment).
   const signed = url as URL | null
   return {
