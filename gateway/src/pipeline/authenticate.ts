@@ -11,6 +11,8 @@ import { hashApiKey, parseApiKey } from '../snapshot/keys.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
 
 const CREDENTIAL_HEADERS = new Set(['authorization', 'x-gateway-api-key'])
+/** A name of another length is no credential header: most names are never lower-cased (this runs on every request). */
+const CREDENTIAL_NAME_LENGTHS = new Set([...CREDENTIAL_HEADERS].map((name) => name.length))
 
 /**
  * Refuses a request carrying a credential header twice. Node keeps only the first `Authorization`
@@ -21,7 +23,9 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'x-gateway-api-key'])
 export function refuseRepeatedCredentials(rawHeaders: readonly string[]): void {
   const seen = new Set<string>()
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!.toLowerCase()
+    const raw = rawHeaders[i]!
+    if (!CREDENTIAL_NAME_LENGTHS.has(raw.length)) continue
+    const name = raw.toLowerCase()
     if (!CREDENTIAL_HEADERS.has(name)) continue
     if (seen.has(name)) throw new GatewayError('invalid_header', `Send the '${name}' header once`, { param: name })
     seen.add(name)

@@ -62,11 +62,30 @@ export async function readErrorBody(response: { body: AsyncIterable<Uint8Array> 
   return jsonOrText(text)
 }
 
+/**
+ * What adapters fill in where a provider gave nothing. The id is made on first read only: an
+ * OpenAI-shaped answer carries its own, and a UUID per attempt was a visible cost of the plain path.
+ */
+class FallbackResponseContext implements ResponseContext {
+  readonly requestModel: string
+  readonly createdAt = Math.floor(Date.now() / 1000)
+  readonly clientIncludeUsage?: boolean
+  #responseId: string | null = null
+
+  constructor(requestModel: string, clientIncludeUsage: boolean | undefined) {
+    this.requestModel = requestModel
+    if (clientIncludeUsage !== undefined) this.clientIncludeUsage = clientIncludeUsage
+  }
+
+  get responseId(): string {
+    return (this.#responseId ??= `gh-${randomUUID()}`)
+  }
+}
+
 function responseContext(model: string, request?: unknown): ResponseContext {
-  const context: ResponseContext = { requestModel: model, responseId: `gh-${randomUUID()}`, createdAt: Math.floor(Date.now() / 1000) }
-  if (request === undefined) return context
+  if (request === undefined) return new FallbackResponseContext(model, undefined)
   const streamOptions = (request as { stream_options?: { include_usage?: unknown } | null }).stream_options
-  return { ...context, clientIncludeUsage: streamOptions?.include_usage === true }
+  return new FallbackResponseContext(model, streamOptions?.include_usage === true)
 }
 
 function providerFailure(target: RouteTarget, status: number, headers: Record<string, string>, body: unknown): GatewayError {

@@ -7,9 +7,10 @@
  * Gatehouse is a client of the providers (token usage, operation duration) and a server to its
  * callers (time to first token, time per output token). Model labels are bounded (labels.ts).
  */
-import { Histogram, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import { NONE, errorCodeLabel, statusClass, type BoundedLabels } from './labels.ts'
 import type { ExchangeOutcome } from './outcome.ts'
+import { SeriesHistogram as Histogram } from './series.ts'
 
 export const TOKEN_USAGE_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
 export const OPERATION_DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
@@ -55,14 +56,14 @@ export function createGenAiMetrics(registry: Registry): GenAiMetrics {
   const tokenUsage = new Histogram({
     name: 'gen_ai_client_token_usage',
     help: 'Number of input and output tokens used per GenAI operation (gen_ai.client.token.usage; provider-reported, else counted by Gatehouse).',
-    labelNames: [...BASE_LABELS, 'gen_ai_token_type'] as const,
+    labelNames: [...BASE_LABELS, 'gen_ai_token_type'],
     buckets: TOKEN_USAGE_BUCKETS,
     registers: [registry],
   })
   const operationDuration = new Histogram({
     name: 'gen_ai_client_operation_duration_seconds',
     help: 'GenAI operation duration, request start to the end of the answer (gen_ai.client.operation.duration); error_type is set on failures.',
-    labelNames: [...BASE_LABELS, 'error_type'] as const,
+    labelNames: [...BASE_LABELS, 'error_type'],
     buckets: OPERATION_DURATION_BUCKETS,
     registers: [registry],
   })
@@ -84,21 +85,22 @@ export function createGenAiMetrics(registry: Registry): GenAiMetrics {
     observe(outcome, bounded) {
       const operationName = genAiOperationName(outcome.operation)
       if (operationName === null) return
-      const names = {
-        gen_ai_operation_name: operationName,
-        gen_ai_provider_name: genAiProviderName(outcome.providerKind),
-        gen_ai_request_model: bounded.models.label(outcome.requestedModel, outcome.knownModel),
-        gen_ai_response_model: bounded.models.label(outcome.servedModel, outcome.knownModel),
-      }
+      // BASE_LABELS' values, in their order.
+      const base = [
+        operationName,
+        genAiProviderName(outcome.providerKind),
+        bounded.models.label(outcome.requestedModel, outcome.knownModel),
+        bounded.models.label(outcome.servedModel, outcome.knownModel),
+      ] as const
       const failed = outcome.status >= 400 || outcome.errorCode !== null
-      operationDuration.observe({ ...names, error_type: failed ? (outcome.errorCode !== null ? errorCodeLabel(outcome.errorCode) : statusClass(outcome.status)) : '' }, outcome.durationSeconds)
+      operationDuration.observe([...base, failed ? (outcome.errorCode !== null ? errorCodeLabel(outcome.errorCode) : statusClass(outcome.status)) : ''], outcome.durationSeconds)
       // The convention records tokens only when they are known.
-      if (outcome.inputTokens !== null && outcome.inputTokens > 0) tokenUsage.observe({ ...names, gen_ai_token_type: 'input' }, outcome.inputTokens)
-      if (outcome.outputTokens !== null && outcome.outputTokens > 0) tokenUsage.observe({ ...names, gen_ai_token_type: 'output' }, outcome.outputTokens)
+      if (outcome.inputTokens !== null && outcome.inputTokens > 0) tokenUsage.observe([...base, 'input'], outcome.inputTokens)
+      if (outcome.outputTokens !== null && outcome.outputTokens > 0) tokenUsage.observe([...base, 'output'], outcome.outputTokens)
       if (failed || !outcome.streamed) return
-      timeToFirstToken.observe(names, outcome.timeToFirstByteSeconds)
+      timeToFirstToken.observe(base, outcome.timeToFirstByteSeconds)
       const outputTokens = outcome.outputTokens ?? 0
-      if (outputTokens > 1) timePerOutputToken.observe(names, Math.max(0, outcome.durationSeconds - outcome.timeToFirstByteSeconds) / (outputTokens - 1))
+      if (outputTokens > 1) timePerOutputToken.observe(base, Math.max(0, outcome.durationSeconds - outcome.timeToFirstByteSeconds) / (outputTokens - 1))
     },
   }
 }

@@ -42,9 +42,12 @@ export class CappedLabel {
   }
 }
 
+/** Built once: a label value per exchange is then no new string. */
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx']
+
 export function statusClass(status: number): string {
   if (status === 499) return 'cancelled'
-  if (status >= 100 && status < 600) return `${Math.floor(status / 100)}xx`
+  if (status >= 100 && status < 600) return STATUS_CLASSES[Math.floor(status / 100) - 1]!
   return OTHER
 }
 

@@ -13,13 +13,14 @@
  * Guardrail (guardrails/metrics.ts) and limit (pipeline/stages/limits.ts) metrics are registered by
  * their features on this registry or merged into it; docs/observability.md lists every metric.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Registry, collectDefaultMetrics } from 'prom-client'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import { createExchangeMetrics, REQUEST_DURATION_BUCKETS } from './exchange-metrics.ts'
 import { createGenAiMetrics } from './genai-metrics.ts'
 import { boundedLabels, DEFAULT_MAX_MODEL_LABELS } from './labels.ts'
 import type { ExchangeOutcome } from './outcome.ts'
 import { registerSnapshotMetrics, registerUpstreamHealthMetrics } from './runtime-metrics.ts'
+import { SeriesCounter, SeriesHistogram } from './series.ts'
 
 export interface GatewayMetrics {
   readonly registry: Registry
@@ -38,16 +39,16 @@ export interface GatewayMetricsOptions {
 export function createGatewayMetrics(holder: RuntimeHolder, options: GatewayMetricsOptions = {}): GatewayMetrics {
   const registry = new Registry()
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' })
-  const requests = new Counter({
+  const requests = new SeriesCounter({
     name: 'gatehouse_http_requests_total',
     help: 'HTTP requests answered by the gateway, by route template, method and status code.',
-    labelNames: ['route', 'method', 'status'] as const,
+    labelNames: ['route', 'method', 'status'],
     registers: [registry],
   })
-  const duration = new Histogram({
+  const duration = new SeriesHistogram({
     name: 'gatehouse_http_request_duration_seconds',
     help: 'Time from request start to the end of the response (whole stream included), by route template.',
-    labelNames: ['route', 'method'] as const,
+    labelNames: ['route', 'method'],
     buckets: REQUEST_DURATION_BUCKETS,
     registers: [registry],
   })
@@ -59,8 +60,8 @@ export function createGatewayMetrics(holder: RuntimeHolder, options: GatewayMetr
   return {
     registry,
     observeRequest(route, method, status, seconds) {
-      requests.inc({ route, method, status })
-      duration.observe({ route, method }, seconds)
+      requests.inc([route, method, String(status)])
+      duration.observe([route, method], seconds)
     },
     observeExchange(outcome) {
       exchanges.observe(outcome, labels)

@@ -13,6 +13,7 @@ import { applyAuth, type SignableRequest } from './signers/index.ts'
 import { injectTraceContext } from '../core/tracing.ts'
 import './signers/builtin.ts'
 import { CallbackBody } from './callback-body.ts'
+import { upstreamTarget } from './upstream-url.ts'
 
 import type { UpstreamTimeouts } from './timeouts.ts'
 export { defaultTimeouts, type UpstreamTimeouts } from './timeouts.ts'
@@ -87,16 +88,9 @@ function encodeBody(body: unknown): Uint8Array | Readable | undefined {
   return encoder.encode(JSON.stringify(body))
 }
 
-function joinUrl(base: URL, path: string): URL {
-  const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname
-  const url = new URL(base.origin)
-  const queryAt = path.indexOf('?')
-  url.pathname = prefix + (queryAt === -1 ? path : path.slice(0, queryAt))
-  if (queryAt !== -1) url.search = path.slice(queryAt)
-  return url
-}
+type RawHeaders = Record<string, string | string[] | undefined>
 
-function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+function flattenHeaders(headers: RawHeaders): Record<string, string> {
   const out: Record<string, string> = {}
   for (const name in headers) {
     const value = headers[name]
@@ -105,15 +99,36 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
   return out
 }
 
+/**
+ * A response of the dispatcher's callbacks, its headers flattened on first read: a model answer's
+ * are read only when it failed, and copying a provider's dozen or more headers on every answer
+ * was a visible part of the request path (callgrind, test/bench/instructions.ts).
+ */
+function withLazyHeaders<Body>(status: number, raw: RawHeaders, body: Body): { status: number; readonly headers: Record<string, string>; body: Body } {
+  let flat: Record<string, string> | null = null
+  return {
+    status,
+    get headers() {
+      return (flat ??= flattenHeaders(raw))
+    },
+    body,
+  }
+}
+
 interface PreparedRequest {
   dispatchOptions: Dispatcher.DispatchOptions
 }
 
 async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, options: SendOptions): Promise<PreparedRequest> {
   const body = encodeBody(request.body)
+  const target = upstreamTarget(endpoint.baseUrl, request.path)
+  // A `URL` only for a signer that reads or changes it (SigV4, a key in the query); the rest send the cached strings.
+  let url: URL | null = null
   const signable: SignableRequest = {
     method: request.method,
-    url: joinUrl(endpoint.baseUrl, request.path),
+    get url() {
+      return (url ??= new URL(target.origin + target.path))
+    },
     headers: { ...request.headers },
     // A streamed body cannot be hashed before it is sent: only schemes that do not sign the payload
     // (bearer, header) may be used with one, which is what OpenAI-shaped passthrough providers use.
@@ -124,11 +139,14 @@ async function prepare(endpoint: UpstreamEndpoint, request: UpstreamRequest, opt
   }
   // Before signing: SigV4 signs every header it is given, these included.
   injectTraceContext(signable.headers)
-  await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
+  const signing = applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
+  if (signing !== undefined) await signing
+  // Set by the getter when a signer used it (TypeScript cannot see the closure's assignment).
+  const signed = url as URL | null
   return {
     dispatchOptions: {
-      origin: signable.url.origin,
-      path: signable.url.pathname + signable.url.search,
+      origin: signed === null ? target.origin : signed.origin,
+      path: signed === null ? target.path : signed.pathname + signed.search,
       method: request.method,
       headers: signable.headers,
       body: body ?? null,
@@ -189,7 +207,7 @@ export async function sendUpstreamStreamed(endpoint: UpstreamEndpoint, request: 
       },
       onResponseStart(_controller, statusCode, responseHeaders) {
         started = true
-        resolve({ status: statusCode, headers: flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>), body })
+        resolve(withLazyHeaders(statusCode, responseHeaders as RawHeaders, body))
       },
       onResponseData(_controller, chunk) {
         body.push(chunk)
@@ -226,7 +244,7 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
   return new Promise<BufferedResponse>((resolve, reject) => {
     const abort = abortOnSignal(signal)
     let status = 0
-    let headers: Record<string, string> = {}
+    let headers: RawHeaders = {}
     const chunks: Buffer[] = []
     let received = 0
     let refused: GatewayError | null = null
@@ -242,8 +260,8 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
       },
       onResponseStart(started, statusCode, responseHeaders) {
         status = statusCode
-        headers = flattenHeaders(responseHeaders as Record<string, string | string[] | undefined>)
-        // A declared length over the limit is refused before any of the body is read.
+        headers = responseHeaders as RawHeaders
+        // A declared length over the limit is refused before any of the body is read (a repeated one is NaN, as joined).
         if (Number(headers['content-length']) > limitBytes) refuse(started)
       },
       onResponseData(started, chunk) {
@@ -254,7 +272,7 @@ export async function sendUpstreamBuffered(endpoint: UpstreamEndpoint, request: 
       },
       onResponseEnd() {
         abort.release()
-        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+        resolve(withLazyHeaders(status, headers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
       },
       onResponseError(_controller, error) {
         abort.release()

@@ -35,7 +35,7 @@ import { exchangeCost } from './exchange-price.ts'
 import { RawJson, toJsonText } from '../../core/raw-json.ts'
 import { eventChunks } from '../../core/relayed-events.ts'
 import { hasTargetCache } from '../../routing/plan.ts'
-import { observeStream, type Answer, type CacheStatus, type Exchange, type StageFactory, type StreamAnswer } from '../stage.ts'
+import { observeStream, type Answer, type CacheStatus, type Exchange, type Next, type RouteDecision, type StageFactory, type StreamAnswer } from '../stage.ts'
 
 export const CACHE_STATUS_HEADER = 'x-gateway-cache-status'
 export const CACHE_NAMESPACE_HEADER = 'x-gateway-cache-namespace'
@@ -191,6 +191,35 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
     return answer
   }
 
+  /** A config's cache, or its targets' caches, around the rest of the pipeline. */
+  async function underConfig(exchange: Exchange, route: Extract<RouteDecision, { kind: 'config' }>, body: Record<string, unknown>, next: Next): Promise<Answer> {
+    const config = route.config
+    let pending: PendingStore | null = null
+    if (config.cache !== null) {
+      const found = await lookup(exchange, config.cache, config.identity, body)
+      if ('hit' in found) return found.hit
+      pending = found.miss
+    } else if (hasTargetCache(route.plan)) {
+      // Each attempt looks up under its target's cache; the last attempt's decides what is stored.
+      ;(exchange.attemptWrappers ??= []).push(async ({ leaf, body: sent }, attempt) => {
+        pending = null
+        if (leaf.cache === null || sent === null) {
+          setStatus(exchange, 'DISABLED')
+          return attempt()
+        }
+        const found = await lookup(exchange, leaf.cache, `${config.identity}#${leaf.path}`, sent)
+        if ('hit' in found) return found.hit
+        pending = found.miss
+        return attempt()
+      })
+    } else {
+      return disabledIfAsked(exchange, next)
+    }
+    // Stored only once the answer came back through the output guardrails (inside this stage).
+    const answer = await next()
+    return pending === null ? answer : storeAnswer(exchange, pending, answer)
+  }
+
   return {
     name: 'cache',
     forOperation(operation) {
@@ -199,35 +228,12 @@ export function cacheStage(deps: CacheStageDeps): StageFactory {
         name: 'cache',
         // Chunks are recorded as text, which relayed chunks already are.
         readsStreamChunks: false,
-        async run(exchange, next) {
+        run(exchange, next) {
           const route = exchange.route
           const body = exchange.body
+          // Not under a config: no async frame of this stage's (the plain path).
           if (route?.kind !== 'config' || body === null) return disabledIfAsked(exchange, next)
-          const config = route.config
-          let pending: PendingStore | null = null
-          if (config.cache !== null) {
-            const found = await lookup(exchange, config.cache, config.identity, body)
-            if ('hit' in found) return found.hit
-            pending = found.miss
-          } else if (hasTargetCache(route.plan)) {
-            // Each attempt looks up under its target's cache; the last attempt's decides what is stored.
-            ;(exchange.attemptWrappers ??= []).push(async ({ leaf, body: sent }, attempt) => {
-              pending = null
-              if (leaf.cache === null || sent === null) {
-                setStatus(exchange, 'DISABLED')
-                return attempt()
-              }
-              const found = await lookup(exchange, leaf.cache, `${config.identity}#${leaf.path}`, sent)
-              if ('hit' in found) return found.hit
-              pending = found.miss
-              return attempt()
-            })
-          } else {
-            return disabledIfAsked(exchange, next)
-          }
-          // Stored only once the answer came back through the output guardrails (inside this stage).
-          const answer = await next()
-          return pending === null ? answer : storeAnswer(exchange, pending, answer)
+          return underConfig(exchange, route, body, next)
         },
       }
     },

@@ -26,7 +26,7 @@ import { eventChunks } from '../../core/relayed-events.ts'
 import type { PlanNode, ProviderRef } from '../../routing/plan.ts'
 import type { RuntimeConfig } from '../../runtime/compile.ts'
 import { ssrfSafeDispatcher } from '../../upstream/ssrf.ts'
-import { observeStream, type Answer, type Exchange, type HookResult, type RelayAnswer, type StageFactory } from '../stage.ts'
+import { observeStream, type Answer, type Exchange, type HookResult, type Next, type RelayAnswer, type StageFactory } from '../stage.ts'
 
 /** Guardrail references (ids or slugs) a config attaches, for the exchange's route. */
 export interface ConfigGuardrails {
@@ -154,28 +154,34 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
       if (!operation.textual) return null
       return {
         name: 'guardrails-before',
-        async run(exchange, next) {
+        run(exchange, next) {
           const runtime = options.guardrailsOf(exchange)
+          // No guardrails: the exchange passes on without an async frame of this stage's (the plain path).
           if (!runtime || runtime.empty) return next()
-          const workspaceId = exchange.context.workspaceId
-          const config = options.configGuardrails?.(exchange) ?? null
-          const attached = union(runtime.defaults(workspaceId).input, config ? resolve(runtime, config.input, workspaceId) : [])
-          if (attached.length > 0) {
-            const { blocking, detached } = split(attached)
-            const input = { ...baseInput(exchange), text: requestText(exchange.body) }
-            const runs = await runAll(blocking, 'beforeRequestHook', input, exchange.context.signal)
-            const results = record(exchange, runs, options.metrics)
-            if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'beforeRequestHook')
-            const last = runs.at(-1)
-            if (last && last.body !== exchange.body) exchange.body = last.body as Record<string, unknown> | null
-            const answer = await next()
-            runDetached(exchange, detached, 'beforeRequestHook', input, options)
-            return attachResults(exchange, answer)
-          }
-          return attachResults(exchange, await next())
+          return guardInput(exchange, runtime, next)
         },
       }
     },
+  }
+
+  /** The input guardrails attached to the exchange, around the rest of the pipeline. */
+  const guardInput = async (exchange: Exchange, runtime: GuardrailRuntime, next: Next): Promise<Answer> => {
+    const workspaceId = exchange.context.workspaceId
+    const config = options.configGuardrails?.(exchange) ?? null
+    const attached = union(runtime.defaults(workspaceId).input, config ? resolve(runtime, config.input, workspaceId) : [])
+    if (attached.length > 0) {
+      const { blocking, detached } = split(attached)
+      const input = { ...baseInput(exchange), text: requestText(exchange.body) }
+      const runs = await runAll(blocking, 'beforeRequestHook', input, exchange.context.signal)
+      const results = record(exchange, runs, options.metrics)
+      if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'beforeRequestHook')
+      const last = runs.at(-1)
+      if (last && last.body !== exchange.body) exchange.body = last.body as Record<string, unknown> | null
+      const answer = await next()
+      runDetached(exchange, detached, 'beforeRequestHook', input, options)
+      return attachResults(exchange, answer)
+    }
+    return attachResults(exchange, await next())
   }
 
   const after: StageFactory = {
@@ -184,50 +190,55 @@ export function guardrailStages(options: GuardrailStageOptions): { before: Stage
       if (!operation.textual) return null
       return {
         name: 'guardrails-after',
-        async run(exchange, next) {
+        run(exchange, next) {
           const runtime = options.guardrailsOf(exchange)
           if (!runtime || runtime.empty) return next()
-          const workspaceId = exchange.context.workspaceId
-          const config = options.configGuardrails?.(exchange) ?? null
-          const requestInput = baseInput(exchange)
-          const answer = await next()
-          const references = config ? config.output(exchange.facts.targetPath) : []
-          const attached = union(runtime.defaults(workspaceId).output, resolve(runtime, references, workspaceId))
-          if (attached.length === 0 || answer.status < 200 || answer.status > 299) return answer
-          const { blocking, detached } = split(attached)
-          if (answer.kind === 'json') {
-            const input = { ...requestInput, text: answerText(answer.body) }
-            const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
-            if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
-            runDetached(exchange, detached, 'afterRequestHook', input, options)
-            return answer
-          }
-          if (answer.kind === 'relay' && !answer.eventStream && isJsonRelay(answer)) {
-            // A passthrough JSON answer (a created response): read it whole and judge its text (the input stage attaches the verdicts).
-            const { bytes, body } = await readJsonRelay(answer)
-            const input = { ...requestInput, text: answerText(body) }
-            const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
-            if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
-            runDetached(exchange, detached, 'afterRequestHook', input, options)
-            return relayBytes(answer, bytes, false)
-          }
-          const guard = (batches: AsyncIterable<readonly unknown[]>, format: GuardedStreamFormat) =>
-            guardStream(batches, {
-              facts: exchange.facts,
-              format,
-              guardrails: blocking,
-              input: requestInput,
-              signal: exchange.context.signal,
-              ...(options.metrics ? { metrics: options.metrics } : {}),
-              onPassed: (text) => runDetached(exchange, detached, 'afterRequestHook', { ...requestInput, text }, options),
-            })
-          if (answer.kind === 'stream') answer.batches = guard(answer.batches, exchange.operation.format)
-          // A Responses API stream, relayed as the provider's events: decoded, guarded, written back event for event.
-          if (answer.kind === 'relay' && answer.eventStream) return { ...answer, body: encodeResponseEvents(guard(decodeResponseEvents(answer.body), 'responses')) }
-          return answer
+          return guardOutput(exchange, runtime, next)
         },
       }
     },
+  }
+
+  /** The output guardrails attached to the answering target, on the answer (a stream as it passes). */
+  const guardOutput = async (exchange: Exchange, runtime: GuardrailRuntime, next: Next): Promise<Answer> => {
+    const workspaceId = exchange.context.workspaceId
+    const config = options.configGuardrails?.(exchange) ?? null
+    const requestInput = baseInput(exchange)
+    const answer = await next()
+    const references = config ? config.output(exchange.facts.targetPath) : []
+    const attached = union(runtime.defaults(workspaceId).output, resolve(runtime, references, workspaceId))
+    if (attached.length === 0 || answer.status < 200 || answer.status > 299) return answer
+    const { blocking, detached } = split(attached)
+    if (answer.kind === 'json') {
+      const input = { ...requestInput, text: answerText(answer.body) }
+      const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
+      if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
+      runDetached(exchange, detached, 'afterRequestHook', input, options)
+      return answer
+    }
+    if (answer.kind === 'relay' && !answer.eventStream && isJsonRelay(answer)) {
+      // A passthrough JSON answer (a created response): read it whole and judge its text (the input stage attaches the verdicts).
+      const { bytes, body } = await readJsonRelay(answer)
+      const input = { ...requestInput, text: answerText(body) }
+      const results = record(exchange, await runAll(blocking, 'afterRequestHook', input, exchange.context.signal), options.metrics)
+      if (judge(results).denied) throw new GuardrailBlockedError(exchange.facts.hookResults, 'afterRequestHook')
+      runDetached(exchange, detached, 'afterRequestHook', input, options)
+      return relayBytes(answer, bytes, false)
+    }
+    const guard = (batches: AsyncIterable<readonly unknown[]>, format: GuardedStreamFormat) =>
+      guardStream(batches, {
+        facts: exchange.facts,
+        format,
+        guardrails: blocking,
+        input: requestInput,
+        signal: exchange.context.signal,
+        ...(options.metrics ? { metrics: options.metrics } : {}),
+        onPassed: (text) => runDetached(exchange, detached, 'afterRequestHook', { ...requestInput, text }, options),
+      })
+    if (answer.kind === 'stream') answer.batches = guard(answer.batches, exchange.operation.format)
+    // A Responses API stream, relayed as the provider's events: decoded, guarded, written back event for event.
+    if (answer.kind === 'relay' && answer.eventStream) return { ...answer, body: encodeResponseEvents(guard(decodeResponseEvents(answer.body), 'responses')) }
+    return answer
   }
   return { before, after }
 }

@@ -41,13 +41,17 @@ function requireCredential(credentials: SecretBag, name: string): string {
   return value.reveal()
 }
 
-export async function applyAuth(
+/**
+ * Signs `request`. Static schemes (none, bearer, header, query) finish at once and return nothing,
+ * so the request path waits on no promise for them; a signer's scheme returns its promise.
+ */
+export function applyAuth(
   scheme: AuthScheme,
   request: SignableRequest,
   credentials: SecretBag,
   options: Readonly<Record<string, string>>,
   network: SignerNetwork,
-): Promise<void> {
+): Promise<void> | undefined {
   switch (scheme.type) {
     case 'none':
       return
@@ -64,7 +68,7 @@ export async function applyAuth(
     default: {
       const signer = advancedSigners.get(scheme.type)
       if (!signer) throw new GatewayError('internal_error', `No signer is available for auth scheme '${scheme.type}'`)
-      await signer(request, credentials, options, network)
+      return signer(request, credentials, options, network)
     }
   }
 }
