@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util'
 import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
 import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
-import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, withoutOtel, type FeatureRun } from './feature-scenario.ts'
+import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
+import { serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -109,18 +109,24 @@ interface Targets {
   servers: Record<'simulator' | 'bare' | 'gatehouse', Started<unknown>>
 }
 
+/** `node` arguments of the bare proxy and of Gatehouse, relaying to `upstream`. */
+function serverCommands(upstream: SimulatorReady): { bare: string[]; gatehouse: string[] } {
+  return {
+    bare: serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url]),
+    gatehouse: serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), ['--upstream', upstream.baseUrl]),
+  }
+}
+
 async function startServers(): Promise<Targets> {
+  // Both as the image starts Gatehouse (server-env.ts): RSS under load depends on the heap settings.
+  const unused = { url: 'http://127.0.0.1:9', baseUrl: 'http://127.0.0.1:9/v1' }
+  await warmCompileCache(ROOT, Object.entries(serverCommands(unused)).map(([name, args]) => ({ name, args })))
   const simulator = await startNode<SimulatorReady>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
+  const commands = serverCommands(simulator.ready)
+  const profile = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []
   const [bare, gatehouse] = await Promise.all([
-    startNode<ProxyReady>('bare', [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', simulator.ready.url]),
-    startNode<GatewayReady>('gatehouse', [
-      // As the image starts it (Dockerfile): RSS under load depends on these heap settings.
-      ...SERVER_NODE_FLAGS,
-      ...(flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-      join(ROOT, 'test/bench/gateway-process.ts'),
-      '--upstream',
-      simulator.ready.baseUrl,
-    ], { env: withoutOtel(process.env) }),
+    startNode<ProxyReady>('bare', commands.bare, { env: serverEnv(ROOT) }),
+    startNode<GatewayReady>('gatehouse', [...profile, ...commands.gatehouse], { env: serverEnv(ROOT) }),
   ])
   // The same request bytes go to every target: the simulator accepts any bearer token (`--api-key any`) and ignores
   // the routing header, so direct and bare pay for the same headers Gatehouse reads.
