@@ -22,7 +22,7 @@ import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } 
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
 import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
-import { serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
+import { describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -237,6 +237,7 @@ async function main(): Promise<void> {
     : 'unpinned: taskset missing, fewer than 2 CPUs, or --no-pin; every process floats over all cores'
   console.log(`Gatehouse loopback benchmark — node ${process.version}, ${cpus().length} × ${cpuModel()}, load avg ${loadavg().map((value) => value.toFixed(2)).join(' ')}`)
   console.log(`layout ${layout}`)
+  console.log(describeServerRuntime())
   console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${featureScenario ? `; ${FEATURE_SCENARIO} × bare proxy and fresh Gatehouse processes: floor, metering, three Redis limits, two guardrails, tracing sampled 0 % and 100 %` : ''}`)
 
   const targets = await startServers()
