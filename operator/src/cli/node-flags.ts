@@ -11,11 +11,11 @@
  * Every server. 4 MB semi-spaces instead of V8's 64 MB on a large machine (under 50 connections
  * the young generation filled and held 128 MB). The young generation is both semi-spaces, so this
  * holds 8 MB of it resident; smaller costs scavenges. Measured on 2026-11-28 under `make bench`'s
- * load (RSS under load, sat to prompt-sat; garbage-collector instructions per request under
- * callgrind, 50 connections): 16 MB 180-194 MB and 11-13 k, 8 MB 142-157 MB and 18 k, 4 MB
- * 139-144 MB and 38 k, of about 620 to 650 k instructions per request: 4 MB costs about 4 % more
- * CPU than 16 MB for 40 to 50 MB less. (An earlier run found 2 MB 30 % dearer in CPU time, with
- * the old generation unbounded; docs/operations.md "Memory".)
+ * load (RSS under load over one repetition of sat to prompt-sat; garbage-collector instructions
+ * per request under callgrind, 50 connections): 16 MB 180-194 MB and 11-13 k, 8 MB 142-157 MB
+ * and 18-72 k, 4 MB 139-144 MB and 38 k, of about 610 to 650 k instructions per request: 4 MB
+ * costs about 4 % more CPU than 16 MB for 40 to 50 MB less. (An earlier run found 2 MB 30 %
+ * dearer in CPU time, with the old generation unbounded; docs/operations.md "Memory".)
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4']
 
