@@ -29,8 +29,8 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { dropPrefix, redisReachable } from '../helpers/redis.ts'
 import type { LoadJob, LoadResult, TargetRequest } from './load.ts'
-import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { startNode, type Started } from './processes.ts'
+import { serverArgs, serverEnv } from './server-env.ts'
 
 export const FEATURE_SCENARIO = 'feature-sat'
 
@@ -76,10 +76,6 @@ interface GatewayReady {
   provider: string
 }
 
-/** The environment of a process that must not trace: no OTEL_* from the caller's shell. */
-export function withoutOtel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')))
-}
 
 const BENCH_REDIS_URL = process.env.GATEHOUSE_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
@@ -94,7 +90,8 @@ export interface FeatureGateways {
 
 export async function startFeatureGateways(root: string, upstreamBaseUrl: string, bare: { origin: string; pid: number }): Promise<FeatureGateways> {
   const sink = await startNode<{ url: string }>('loopback-sink', [join(root, 'test/bench/loopback-sink.ts')])
-  const plain = withoutOtel(process.env)
+  // As run.ts starts its Gatehouse (server-env.ts): the image's V8 flags, environment and warm compile cache.
+  const plain = serverEnv(root)
   const traced = (ratio: '0' | '1'): NodeJS.ProcessEnv => ({
     ...plain,
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.ready.url,
@@ -116,7 +113,7 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
   ]
   // Loading the tracing SDK takes seconds more than a plain start on a busy machine.
   const started = await Promise.all(plans.map((plan) =>
-    startNode<GatewayReady>(`gatehouse ${plan.name}`, [...SERVER_NODE_FLAGS, join(root, 'test/bench/gateway-process.ts'), '--upstream', upstreamBaseUrl, '--features', plan.features], { timeoutMs: 120_000, env: plan.env }),
+    startNode<GatewayReady>(`gatehouse ${plan.name}`, serverArgs(join(root, 'test/bench/gateway-process.ts'), ['--upstream', upstreamBaseUrl, '--features', plan.features]), { timeoutMs: 120_000, env: plan.env }),
   ))
   const variants: FeatureVariant[] = [
     { name: 'bare Node proxy', origin: bare.origin, headers: {}, pid: bare.pid },

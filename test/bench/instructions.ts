@@ -29,9 +29,9 @@ import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { readCallgrindDump } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
-import { FEATURE_METADATA_HEADER, withoutOtel } from './feature-scenario.ts'
+import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
+import { serverArgs, withoutOtel } from './server-env.ts'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
-import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const { values: flags } = parseArgs({
@@ -71,15 +71,15 @@ interface TargetReady {
   provider?: string
 }
 
-/** The measured server's command line: as `make bench` starts it (the gateway with the image's V8 flags). */
+/** The measured server's command line: as `make bench` starts it (both servers with the image's V8 flags). */
 function targetArgs(upstream: { url: string; baseUrl: string }): string[] {
-  if (target === 'bare') return [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', upstream.url]
-  return [
-    ...SERVER_NODE_FLAGS, join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', upstream.baseUrl,
+  if (target === 'bare') return serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
+  return serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), [
+    '--upstream', upstream.baseUrl,
     '--features', variant === 'metering' ? 'metering' : '',
     // Under valgrind a second holds a few dozen requests: batches leave full (500 records), as under load.
     '--usage-flush-ms', '600000',
-  ]
+  ])
 }
 
 /** Starts the measured server under callgrind and resolves with its ready line and pid. */

@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util'
 import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
 import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
-import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, withoutOtel, type FeatureRun } from './feature-scenario.ts'
+import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
+import { describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -109,18 +109,24 @@ interface Targets {
   servers: Record<'simulator' | 'bare' | 'gatehouse', Started<unknown>>
 }
 
+/** `node` arguments of the bare proxy and of Gatehouse, relaying to `upstream`. */
+function serverCommands(upstream: SimulatorReady): { bare: string[]; gatehouse: string[] } {
+  return {
+    bare: serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url]),
+    gatehouse: serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), ['--upstream', upstream.baseUrl]),
+  }
+}
+
 async function startServers(): Promise<Targets> {
+  // Both as the image starts Gatehouse (server-env.ts): RSS under load depends on the heap settings.
+  const unused = { url: 'http://127.0.0.1:9', baseUrl: 'http://127.0.0.1:9/v1' }
+  await warmCompileCache(ROOT, Object.entries(serverCommands(unused)).map(([name, args]) => ({ name, args })))
   const simulator = await startNode<SimulatorReady>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
+  const commands = serverCommands(simulator.ready)
+  const profile = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []
   const [bare, gatehouse] = await Promise.all([
-    startNode<ProxyReady>('bare', [join(ROOT, 'test/bench/bare-proxy.ts'), '--upstream', simulator.ready.url]),
-    startNode<GatewayReady>('gatehouse', [
-      // As the image starts it (Dockerfile): RSS under load depends on these heap settings.
-      ...SERVER_NODE_FLAGS,
-      ...(flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-      join(ROOT, 'test/bench/gateway-process.ts'),
-      '--upstream',
-      simulator.ready.baseUrl,
-    ], { env: withoutOtel(process.env) }),
+    startNode<ProxyReady>('bare', commands.bare, { env: serverEnv(ROOT) }),
+    startNode<GatewayReady>('gatehouse', [...profile, ...commands.gatehouse], { env: serverEnv(ROOT) }),
   ])
   // The same request bytes go to every target: the simulator accepts any bearer token (`--api-key any`) and ignores
   // the routing header, so direct and bare pay for the same headers Gatehouse reads.
@@ -231,6 +237,7 @@ async function main(): Promise<void> {
     : 'unpinned: taskset missing, fewer than 2 CPUs, or --no-pin; every process floats over all cores'
   console.log(`Gatehouse loopback benchmark — node ${process.version}, ${cpus().length} × ${cpuModel()}, load avg ${loadavg().map((value) => value.toFixed(2)).join(' ')}`)
   console.log(`layout ${layout}`)
+  console.log(describeServerRuntime())
   console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${featureScenario ? `; ${FEATURE_SCENARIO} × bare proxy and fresh Gatehouse processes: floor, metering, three Redis limits, two guardrails, tracing sampled 0 % and 100 %` : ''}`)
 
   const targets = await startServers()

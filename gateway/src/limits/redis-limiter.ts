@@ -12,7 +12,9 @@
  * `LimiterUnavailableError` within `commandTimeoutMs` and the limits stage applies each limit's
  * failure mode, instead of requests hanging on a reconnecting client.
  */
-import { Redis, Cluster, type RedisOptions } from 'ioredis'
+import { createRequire } from 'node:module'
+import type * as IoredisModule from 'ioredis'
+import type { Redis, Cluster, RedisOptions } from 'ioredis'
 import { LimiterUnavailableError, type Counter, type CounterState, type Limiter, type ReserveResult, type SettleCounter } from './limiter.ts'
 import { APPLY_LUA, USAGE_LUA } from './redis-scripts.ts'
 import { TickBatch } from './tick-batch.ts'
@@ -118,7 +120,15 @@ interface PendingSettle extends Pending<void> {
 
 type PendingCall = PendingReserve | PendingSettle
 
+let ioredis: typeof IoredisModule | null = null
+/** ioredis (about 40 modules, 2 MB of heap) loads with the first connection: gateways without Redis never load it. */
+function loadIoredis(): typeof IoredisModule {
+  ioredis ??= createRequire(import.meta.url)('ioredis') as typeof IoredisModule
+  return ioredis
+}
+
 export function connectRedis(options: RedisLimiterOptions): Redis | Cluster {
+  const { Redis, Cluster } = loadIoredis()
   const common: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_NODE_FLAGS } from './node-flags.ts'
+import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
 
 const root = new URL('../../../', import.meta.url)
 
@@ -15,6 +15,12 @@ describe('node flags of the servers', () => {
     expect(entrypoint).toEqual(['node', ...SERVER_NODE_FLAGS, 'operator/bin/gatehouse.js'])
     // Node keys its compile cache by the V8 flags: a cache warmed without them would go unused.
     expect(dockerfile).toContain(`RUN node ${SERVER_NODE_FLAGS.join(' ')} --input-type=module -e "await import('/app/operator/src/cli/main.ts')"`)
+  })
+
+  it('the image sets the servers\' environment', async () => {
+    const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
+    const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
+    for (const [name, value] of Object.entries(SERVER_ENV)) expect(runtimeStage).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
   })
 
   it('make run starts the embedded process with them', async () => {

@@ -11,8 +11,10 @@
  * - `:message-type error` (unmodelled): `event` is `error:<:error-code>`, `data` is
  *   `{"message": <:error-message>}`.
  */
-import { EventStreamCodec } from '@smithy/eventstream-codec'
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8'
+import { createRequire } from 'node:module'
+import type { EventStreamCodec } from '@smithy/eventstream-codec'
+import type * as EventStreamCodecModule from '@smithy/eventstream-codec'
+import type * as Utf8Module from '@smithy/util-utf8'
 import type { UpstreamEvent } from '../../providers/adapter.ts'
 import { awsErrorPrefix, awsExceptionPrefix, MalformedResponseError } from '../../providers/adapter.ts'
 
@@ -27,8 +29,18 @@ const minimumMessageBytes = 16
 // The format allows 16 MiB messages; anything longer is a corrupt length, not a big event.
 const maximumMessageBytes = 16 * 1024 * 1024
 
-// `decode` keeps no state between calls, so one codec serves every stream.
-const codec = new EventStreamCodec(toUtf8, fromUtf8)
+// `decode` keeps no state between calls, so one codec serves every stream. It loads with the first
+// event stream (Bedrock): about 2 MB of heap that gateways without one never hold.
+let codec: EventStreamCodec | null = null
+function eventStreamCodec(): EventStreamCodec {
+  if (codec === null) {
+    const require = createRequire(import.meta.url)
+    const { EventStreamCodec: Codec } = require('@smithy/eventstream-codec') as typeof EventStreamCodecModule
+    const { fromUtf8, toUtf8 } = require('@smithy/util-utf8') as typeof Utf8Module
+    codec = new Codec(toUtf8, fromUtf8)
+  }
+  return codec
+}
 const utf8 = new TextDecoder()
 
 export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent> {
@@ -79,7 +91,7 @@ type Decoded = ReturnType<EventStreamCodec['decode']>
 
 function decodeMessage(bytes: Uint8Array): Decoded {
   try {
-    return codec.decode(bytes)
+    return eventStreamCodec().decode(bytes)
   } catch (error) {
     // CRC mismatches and bad header types: the bytes are not a valid event stream.
     throw new MalformedResponseError(`invalid event stream message: ${error instanceof Error ? error.message : String(error)}`)

@@ -1,0 +1,68 @@
+/**
+ * How the benchmark starts the servers it measures, Gatehouse and the bare Node proxy alike: as the
+ * image starts Gatehouse, so their resident memory is the one a deployment sees and the two are
+ * compared on the same terms.
+ *  - the servers' V8 flags (SERVER_NODE_FLAGS) on the command line;
+ *  - the heap a container of the chart's gateway would give it (CONTAINER_HEAP_FLAGS);
+ *  - the image's environment (SERVER_ENV: glibc's malloc arenas);
+ *  - a warm compile cache (NODE_COMPILE_CACHE). The image warms one at build time, so a served
+ *    process never loads Node's TypeScript stripper; without it every `.ts` process here did, about
+ *    10 to 15 MB resident (its WebAssembly module and a 3.6 MB source string in the heap).
+ *    `warmCompileCache` starts each server once to fill the cache before the measured start.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
+import { startNode, stopAll } from './processes.ts'
+
+/** The chart's gateway memory limit (charts/gatehouse/values.yaml gateway.resources.limits.memory; server-env.test.ts). */
+export const CHART_GATEWAY_MEMORY_LIMIT_MIB = 512
+
+/**
+ * In a container Node sizes V8's old generation from the cgroup's memory limit, half of it (in a
+ * 512 MiB cgroup heap_size_limit read 280 MB: 256 + 3 × 8 MB of young generation), and V8 lets
+ * the old generation grow by a smaller factor before a major collection the smaller that maximum
+ * is. On the bench machine (24 GB, no limit) the maximum is 4 GB: garbage promoted under load
+ * (about 450 B per request, undici's timers the most) waited in a 40 to 60 MB old space for its
+ * first major collection, where in a 512 MiB cgroup it was collected near 30 MB. This flag gives
+ * the measured servers the heap the chart's container gives the gateway; the image sets nothing,
+ * so a deployment with another limit keeps the heap Node derives from it.
+ */
+export const CONTAINER_HEAP_FLAGS: readonly string[] = [`--max-old-space-size=${CHART_GATEWAY_MEMORY_LIMIT_MIB / 2}`]
+
+/** Kept between runs (bench-results/ is ignored by git); Node keys its entries by its version and V8 flags. */
+export function compileCacheDir(root: string): string {
+  return join(root, 'bench-results', '.node-compile-cache')
+}
+
+/** The environment of a process that must not trace: no OTEL_* from the caller's shell. */
+export function withoutOtel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')))
+}
+
+/** The environment of a measured server: the image's, tracing off. */
+export function serverEnv(root: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...withoutOtel(env), ...SERVER_ENV, NODE_COMPILE_CACHE: compileCacheDir(root) }
+}
+
+/** `node` arguments of a measured server running `script`. */
+export function serverArgs(script: string, args: readonly string[]): string[] {
+  return [...SERVER_NODE_FLAGS, ...CONTAINER_HEAP_FLAGS, script, ...args]
+}
+
+/** One line for the run's header: how every measured server runs. */
+export function describeServerRuntime(): string {
+  const env = Object.entries(SERVER_ENV).map(([name, value]) => `${name}=${value}`).join(' ')
+  return `servers (bare proxy and Gatehouse alike): node ${[...SERVER_NODE_FLAGS, ...CONTAINER_HEAP_FLAGS].join(' ')} (old generation as in a ${CHART_GATEWAY_MEMORY_LIMIT_MIB} MiB container), ${env}, warm compile cache`
+}
+
+/**
+ * Starts each server once and stops it, so the measured processes start on a warm compile cache.
+ * A server writes its cache entries when it exits (both stop through `process.exit`); the upstream
+ * is never called. Must run before any other bench process is started: it stops every child.
+ */
+export async function warmCompileCache(root: string, servers: ReadonlyArray<{ name: string; args: string[] }>): Promise<void> {
+  mkdirSync(compileCacheDir(root), { recursive: true })
+  await Promise.all(servers.map((server) => startNode(`${server.name} (compile cache warm-up)`, server.args, { env: serverEnv(root), timeoutMs: 120_000 })))
+  await stopAll()
+}
