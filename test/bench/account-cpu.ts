@@ -98,7 +98,7 @@ for (let rep = 1; rep <= reps; rep++) {
   const floor = await measure([], 'full')
   const line = [`rep ${rep}: floor ${floor.toFixed(2)} µs`]
   for (const level of LEVELS) {
-    const shipper = new UsageShipper({ transport: async (records) => void batchParts(records) })
+    const shipper = new UsageShipper({ transport: async (batch) => void batchParts(batch) })
     const metered = await measure([accountStage({ sink: shipper })], level, () => shipper.flush())
     added[level].push(metered - floor)
     line.push(`log level ${level} ${metered.toFixed(2)} µs (+${(metered - floor).toFixed(2)})`)
