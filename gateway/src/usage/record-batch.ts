@@ -41,7 +41,7 @@ export class RecordBatch implements UsageBatch {
   /** A batch of records given as JSON texts (spooled or held ones being sent again). */
   static of(lines: readonly string[]): RecordBatch {
     const batch = new RecordBatch()
-    for (const line of lines) batch.add(line)
+    for (const line of lines) batch.add([line])
     return batch
   }
 
@@ -50,16 +50,21 @@ export class RecordBatch implements UsageBatch {
   }
 
   /** Appends one record, given as the pieces of its JSON text (written in order, not joined first). */
-  add(...pieces: readonly string[]): void {
+  add(pieces: readonly string[]): void {
     // A comma before every record but the first: it belongs to the record's span, not its text.
     const comma = this.#spans.length === 0 ? 0 : 1
-    let bytes = comma
-    for (const piece of pieces) bytes += Buffer.byteLength(piece)
+    let chars = comma
+    for (const piece of pieces) chars += piece.length
     let last = this.#chunks.length - 1
-    if (last < 0 || this.#chunks[last]!.length - this.#used[last]! < bytes) {
-      this.#chunks.push(takeChunk(bytes))
-      this.#used.push(0)
-      last++
+    // UTF-8 takes at most 3 bytes a UTF-16 unit: a record that surely fits is not measured first.
+    if (last < 0 || this.#chunks[last]!.length - this.#used[last]! < 3 * chars) {
+      let bytes = comma
+      for (const piece of pieces) bytes += Buffer.byteLength(piece)
+      if (last < 0 || this.#chunks[last]!.length - this.#used[last]! < bytes) {
+        this.#chunks.push(takeChunk(bytes))
+        this.#used.push(0)
+        last++
+      }
     }
     const chunk = this.#chunks[last]!
     if (comma === 1) chunk[this.#used[last]!] = COMMA
@@ -68,7 +73,7 @@ export class RecordBatch implements UsageBatch {
     for (const piece of pieces) offset += chunk.write(piece, offset, 'utf8')
     this.#spans.push(last, start, offset)
     this.#used[last] = offset
-    this.#bytes += bytes
+    this.#bytes += offset - start + comma
   }
 
   parts(): { parts: Buffer[]; bytes: number } {

@@ -97,7 +97,7 @@ export class UsageShipper implements UsageSink {
     this.#drafts = []
     for (const draft of drafts) {
       try {
-        this.#filling.add(...wirePieces(draft))
+        this.#filling.add(wirePieces(draft))
       } catch (error) {
         // One record that cannot be serialised (a body JSON cannot write) costs itself only.
         this.#recordsDropped++
