@@ -11,6 +11,7 @@
  * Prints µs per request for each repetition, then the minimum and median added over the floor.
  */
 import { parseArgs } from 'node:util'
+import { rememberRawJson } from '../../gateway/src/core/raw-json.ts'
 import { ExchangeContext } from '../../gateway/src/pipeline/context.ts'
 import { composePipeline, newFacts, type Exchange, type Operation, type StageFactory } from '../../gateway/src/pipeline/stage.ts'
 import { accountStage } from '../../gateway/src/pipeline/stages/account.ts'
@@ -70,7 +71,10 @@ function exchange(level: LogLevel): Exchange {
 async function terminal(e: Exchange) {
   e.facts.provider = provider
   e.facts.upstreamModel = 'gpt-4o-mini'
-  return { kind: 'json' as const, status: 200, body: JSON.parse(answerText) as unknown, usage: { inputTokens: 31, outputTokens: 17 } }
+  // As dispatch does for an answer relayed unchanged: its text is kept (and logged) as it came.
+  const body = JSON.parse(answerText) as unknown
+  rememberRawJson(body, answerText)
+  return { kind: 'json' as const, status: 200, body, usage: { inputTokens: 31, outputTokens: 17 } }
 }
 
 async function measure(stages: StageFactory[], level: LogLevel, after?: () => Promise<void>): Promise<number> {
@@ -98,7 +102,7 @@ for (let rep = 1; rep <= reps; rep++) {
   const floor = await measure([], 'full')
   const line = [`rep ${rep}: floor ${floor.toFixed(2)} µs`]
   for (const level of LEVELS) {
-    const shipper = new UsageShipper({ transport: async (records) => void batchParts(records) })
+    const shipper = new UsageShipper({ transport: async (batch) => void batchParts(batch) })
     const metered = await measure([accountStage({ sink: shipper })], level, () => shipper.flush())
     added[level].push(metered - floor)
     line.push(`log level ${level} ${metered.toFixed(2)} µs (+${(metered - floor).toFixed(2)})`)

@@ -114,7 +114,7 @@ async function measure(label: string, run: (e: Exchange) => Promise<unknown>, ho
 const floor = await measure('floor: pipeline without feature stages', pipeline([]))
 
 async function meteringUs(): Promise<number> {
-  const shipper = new UsageShipper({ transport: async (records) => void batchParts(records), batchSize: 500 })
+  const shipper = new UsageShipper({ transport: async (batch) => void batchParts(batch), batchSize: 500 })
   return measure('(a) metering: account stage + shipper', pipeline([accountStage({ sink: shipper })]), { after: () => shipper.flush() })
 }
 

@@ -4,7 +4,7 @@
  * (`make bench` measures CPU time, which needs a quiet machine). Slow: the gateway runs about 50×
  * slower under valgrind, so counts are over a few thousand requests.
  *
- *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--keep-dump FILE]
+ *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--keep-dump FILE] [--perf-map-dir DIR]
  *
  * `metering` ships a usage record per request over HTTP to the loopback sink (as feature-sat's
  * metering gateway does); `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %.
@@ -19,6 +19,7 @@
  * The collector and the optimising compilers run in bursts that move the total by tens of percent
  * between runs (callgrind-dump.ts); compare changes by the request-path part, and say the rest.
  * `--keep-dump` copies the dump to FILE (V8's builtins and GC are named there; JIT code is not).
+ * `--perf-map-dir` has V8 write its perf map (perf-PID.map: JIT code's addresses and names) there.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -43,6 +44,7 @@ const { values: flags } = parseArgs({
     requests: { type: 'string', default: '1500' },
     concurrency: { type: 'string', default: '4' },
     'keep-dump': { type: 'string' },
+    'perf-map-dir': { type: 'string' },
   },
 })
 const variant = flags.variant!
@@ -74,12 +76,15 @@ interface TargetReady {
 /** The measured server's command line: as `make bench` starts it (both servers with the image's V8 flags). */
 function targetArgs(upstream: { url: string; baseUrl: string }): string[] {
   if (target === 'bare') return serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
-  return serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), [
+  // V8's perf map names JIT code, which a callgrind dump names by address only.
+  const perfMap = flags['perf-map-dir'] ? ['--perf-basic-prof', `--perf-basic-prof-path=${flags['perf-map-dir']}`] : []
+  return [
+    ...perfMap, ...serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), []),
     '--upstream', upstream.baseUrl,
     '--features', variant === 'metering' ? 'metering' : '',
     // Under valgrind a second holds a few dozen requests: batches leave full (500 records), as under load.
     '--usage-flush-ms', '600000',
-  ])
+  ]
 }
 
 /** Starts the measured server under callgrind and resolves with its ready line and pid. */

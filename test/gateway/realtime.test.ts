@@ -119,8 +119,8 @@ let gateway: TestGateway
 let realtimeUrl: string
 const stored: UsageRecord[] = []
 const shipper = new UsageShipper({
-  transport: async (lines) => {
-    for (const line of lines) stored.push(usageRecord.parse(JSON.parse(line)))
+  transport: async (batch) => {
+    for (const line of batch.lines()) stored.push(usageRecord.parse(JSON.parse(line)))
   },
 })
 

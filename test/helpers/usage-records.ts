@@ -10,8 +10,8 @@ import { pollUntil } from './processes.ts'
 export class ShippedRecords {
   readonly stored: UsageRecord[] = []
   readonly shipper = new UsageShipper({
-    transport: async (lines) => {
-      for (const line of lines) this.stored.push(usageRecord.parse(JSON.parse(line)))
+    transport: async (batch) => {
+      for (const line of batch.lines()) this.stored.push(usageRecord.parse(JSON.parse(line)))
     },
   })
 

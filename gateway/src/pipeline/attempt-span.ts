@@ -8,7 +8,7 @@
  *
  * With tracing off this is one boolean test; under an unsampled request no span is made at all.
  */
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api'
 import { GatewayError } from '../core/errors.ts'
 import { tracingEnabled } from '../core/tracing.ts'
 import type { BoundTarget } from '../routing/bind.ts'
@@ -18,6 +18,18 @@ import { ProviderHttpError } from '../upstream/provider-errors.ts'
 import { observeStream, type Answer, type Exchange } from './stage.ts'
 
 export const ATTEMPT_TRACER_NAME = 'gatehouse-gateway'
+
+/**
+ * The attempts' tracer, looked up again only when another provider was registered (a process that
+ * stopped and restarted tracing: tests): `getTracer` builds a key and searches the SDK's map on
+ * every call.
+ */
+let attemptTracer: { provider: TracerProvider; tracer: Tracer } | null = null
+function tracer(): Tracer {
+  const provider = trace.getTracerProvider()
+  if (attemptTracer?.provider !== provider) attemptTracer = { provider, tracer: provider.getTracer(ATTEMPT_TRACER_NAME) }
+  return attemptTracer.tracer
+}
 
 function failed(span: Span, error: unknown, signal: AbortSignal): void {
   const attributes: Attributes = {}
@@ -105,7 +117,7 @@ async function callInSpan(exchange: Exchange, describe: () => UpstreamSpanSpec, 
   const spec = describe()
   // Attributes set on the started span, not passed to startSpan: the SDK copies and checks start
   // attributes twice more, for the sampler, and no sampler OTEL_TRACES_SAMPLER can name reads them.
-  const span = trace.getTracer(ATTEMPT_TRACER_NAME).startSpan(spec.name, { kind: SpanKind.CLIENT })
+  const span = tracer().startSpan(spec.name, { kind: SpanKind.CLIENT })
   span.setAttributes(spec.attributes)
   const active = trace.setSpan(context.active(), span)
   const signal = exchange.context.signal

@@ -35,8 +35,13 @@ function hashed(value: string, hexDigits: number): string {
   return createHash('sha256').update(value).digest('hex').slice(0, hexDigits)
 }
 
+/** The form of the gateway's own trace ids (crypto.randomUUID): lowercase, never all zeros (version 4). */
+const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
 /** A W3C trace id (32 lowercase hex, not all zeros) for a caller's trace id. */
 export function toTraceId(value: string): string {
+  // Most requests carry the id the gateway made: one test instead of four and a lowercasing.
+  if (RANDOM_UUID.test(value)) return value.replaceAll('-', '')
   const hex = UUID.test(value) ? value.replaceAll('-', '') : value
   if (HEX32.test(hex) && !ZEROS.test(hex)) return hex.toLowerCase()
   return hashed(value, 32)

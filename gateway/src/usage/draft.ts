@@ -180,15 +180,26 @@ function wireRecord(draft: UsageDraft): UsageRecordInput {
 }
 
 /**
- * One record as the shipper sends it: JSON text, with the bodies (log level `full` only) redacted
- * and serialised once, then set into the record's text as they are.
+ * One record as the shipper sends it: its JSON text in pieces, written in order into the batch
+ * (usage/record-batch.ts) without being joined first: the record without its bodies, then the
+ * bodies (log level `full` only), redacted and serialised once and set into the record's text as
+ * they are.
  */
-export function wireLine(draft: UsageDraft): string {
+export function wirePieces(draft: UsageDraft): string[] {
   const line = JSON.stringify(wireRecord(draft))
-  if (draft.logLevel !== 'full') return line
+  if (draft.logLevel !== 'full') return [line]
   const request = loggableJson(draft.requestBody)
   const response = loggableJson(typeof draft.responseBody === 'function' ? (draft.responseBody as () => unknown)() : draft.responseBody)
-  if (request === null && response === null) return line
+  if (request === null && response === null) return [line]
   // The record's text ends with its closing brace: the bodies go in before it.
-  return `${line.slice(0, -1)}${request === null ? '' : `,"requestBody":${request}`}${response === null ? '' : `,"responseBody":${response}`}}`
+  const pieces = [line.slice(0, -1)]
+  if (request !== null) pieces.push(',"requestBody":', request)
+  if (response !== null) pieces.push(',"responseBody":', response)
+  pieces.push('}')
+  return pieces
+}
+
+/** One record's JSON text (the pieces of `wirePieces` joined). */
+export function wireLine(draft: UsageDraft): string {
+  return wirePieces(draft).join('')
 }

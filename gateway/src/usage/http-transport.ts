@@ -4,15 +4,16 @@
  * except a 400 for a batch the control plane can never take, which would otherwise block the
  * spool forever: that one is reported and dropped.
  *
- * The body goes out in parts of about 32 KiB, never as one string or buffer: a batch is a few
- * hundred KB, and a string that size is a large object to V8 (a buffer one to malloc), mapped
- * fresh and released for each batch. On a VM where first-touch page faults are dear (this
- * project's bench machine), joining a 500-record batch into one string and sending it cost about
- * 10 µs of CPU per record; the parts reuse the heap's pages.
+ * The body goes out as the batch's own chunks of bytes (record-batch.ts), never as one string or
+ * buffer: a batch is a few hundred KB, and a string that size is a large object to V8 (a buffer one
+ * to malloc), mapped fresh and released for each batch. On a VM where first-touch page faults are
+ * dear (this project's bench machine), joining a 500-record batch into one string and sending it
+ * cost about 10 µs of CPU per record; the chunks are pooled and reused.
  */
 import type { Readable } from 'node:stream'
 import { Agent, request } from 'undici'
 import { USAGE_INGEST_PATH } from '../snapshot/usage-record.ts'
+import type { UsageBatch } from './record-batch.ts'
 import type { UsageTransport } from './shipper.ts'
 
 export interface HttpUsageTransportOptions {
@@ -27,31 +28,13 @@ export interface HttpUsageTransportOptions {
   onRefused?: (status: number, body: string) => void
 }
 
-const PART_CHARS = 32 * 1024
 const OPEN = Buffer.from('{"records":[')
 const CLOSE = Buffer.from(']}')
 
-/**
- * `{"records":[...]}` in parts of about PART_CHARS characters, each encoded once here (undici would
- * measure a string part and the socket encode it: two passes over the text), and their bytes.
- */
-export function batchParts(records: readonly string[]): { parts: Buffer[]; bytes: number } {
-  const parts = [OPEN]
-  let bytes = OPEN.length + CLOSE.length
-  let start = 0
-  let chars = 0
-  for (let index = 0; index < records.length; index++) {
-    chars += records[index]!.length + 1
-    if (chars < PART_CHARS && index < records.length - 1) continue
-    const joined = records.slice(start, index + 1).join(',')
-    const part = Buffer.from(start === 0 ? joined : `,${joined}`)
-    parts.push(part)
-    bytes += part.length
-    start = index + 1
-    chars = 0
-  }
-  parts.push(CLOSE)
-  return { parts, bytes }
+/** `{"records":[...]}`: the batch's bytes between the framing, as parts, and how many bytes they make. */
+export function batchParts(batch: UsageBatch): { parts: Buffer[]; bytes: number } {
+  const records = batch.parts()
+  return { parts: [OPEN, ...records.parts, CLOSE], bytes: OPEN.length + records.bytes + CLOSE.length }
 }
 
 export function httpUsageTransport(options: HttpUsageTransportOptions): { transport: UsageTransport; close(): Promise<void> } {
@@ -59,8 +42,8 @@ export function httpUsageTransport(options: HttpUsageTransportOptions): { transp
   const timeoutMs = options.timeoutMs ?? 10_000
   const dispatcher = new Agent({ connections: 2, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, ...(options.connect ? { connect: options.connect } : {}) })
   const token = options.token
-  const transport: UsageTransport = async (records) => {
-    const body = batchParts(records)
+  const transport: UsageTransport = async (batch) => {
+    const body = batchParts(batch)
     const response = await request(url, {
       method: 'POST',
       headers: { authorization: `Bearer ${typeof token === 'string' ? token : await token()}`, 'content-type': 'application/json', 'content-length': String(body.bytes) },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { rememberRawJson } from '../core/raw-json.ts'
 import { loggableJson, MAX_BODY_CHARS, REDACTED, redactValue } from './redact.ts'
 
 describe('redactValue', () => {
@@ -50,5 +51,19 @@ describe('loggableJson', () => {
     expect(loggableJson(undefined)).toBeNull()
     const huge = { data: 'x'.repeat(MAX_BODY_CHARS) }
     expect(JSON.parse(loggableJson(huge)!)).toEqual({ truncated: true, chars: MAX_BODY_CHARS + 11 })
+  })
+  it('takes a relayed answer\'s own text when nothing is masked, on one line only', () => {
+    const text = '{ "id": "chatcmpl-1", "choices": [] }'
+    const answer = JSON.parse(text) as unknown
+    rememberRawJson(answer, text)
+    expect(loggableJson(answer)).toBe(text)
+    const pretty = '{\n  "id": "chatcmpl-2"\n}'
+    const prettyAnswer = JSON.parse(pretty) as unknown
+    rememberRawJson(prettyAnswer, pretty)
+    expect(loggableJson(prettyAnswer)).toBe('{"id":"chatcmpl-2"}')
+    const secret = '{"note":"my key is sk-abcdefghijklmnopqrstuvwx"}'
+    const secretAnswer = JSON.parse(secret) as unknown
+    rememberRawJson(secretAnswer, secret)
+    expect(loggableJson(secretAnswer)).toBe(`{"note":"my key is ${REDACTED}"}`)
   })
 })

@@ -5,6 +5,8 @@
  * its size, so one huge upload cannot crowd the log store.
  */
 
+import { toJsonText } from '../core/raw-json.ts'
+
 export const REDACTED = '[REDACTED]'
 export const MAX_BODY_CHARS = 256 * 1024
 
@@ -80,13 +82,25 @@ export function redactValue(value: unknown, depth = 0): unknown {
 }
 
 /**
+ * A body with nothing to mask, as JSON: the provider's own text when the gateway relayed it as it
+ * came (core/raw-json.ts: the text the client got), instead of serialising the parsed value again
+ * (the largest part of a record's serialisation: callgrind, test/bench/instructions.ts). Only text
+ * on one line: a spooled batch holds one record a line.
+ */
+function unchangedJson(value: unknown): string | undefined {
+  const raw = toJsonText(value)
+  return raw.includes('\n') ? (JSON.stringify(value) as string | undefined) : raw
+}
+
+/**
  * What a usage record carries of a body, as JSON text: redacted, and replaced by a note of its
  * size when longer than MAX_BODY_CHARS, so one huge upload cannot crowd the log store; null
  * without a body. Text, so that the record's line takes it as it is instead of serialising twice.
  */
 export function loggableJson(value: unknown): string | null {
   if (value === null || value === undefined) return null
-  const text = JSON.stringify(redactValue(value)) as string | undefined
+  const redacted = redactValue(value)
+  const text = redacted === value ? unchangedJson(value) : (JSON.stringify(redacted) as string | undefined)
   if (text === undefined) return null
   return text.length > MAX_BODY_CHARS ? `{"truncated":true,"chars":${text.length}}` : text
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { usageRecord, type UsageRecord } from '../snapshot/usage-record.ts'
 import type { UsageDraft } from './draft.ts'
+import type { UsageBatch } from './record-batch.ts'
 import { UsageShipper } from './shipper.ts'
 import { UsageSpool } from './spool.ts'
 
@@ -29,10 +30,10 @@ function fakeControlPlane() {
   const stored = new Map<string, UsageRecord>()
   let deliveries = 0
   const state = { up: true }
-  const transport = async (lines: readonly string[]) => {
+  const transport = async (batch: UsageBatch) => {
     if (!state.up) throw new Error('connection refused')
     deliveries++
-    for (const line of lines) {
+    for (const line of batch.lines()) {
       const parsed = usageRecord.parse(JSON.parse(line))
       stored.set(parsed.id, parsed)
     }

@@ -14,14 +14,15 @@
  * records go, counted in `recordsDropped`.
  */
 import type { UsageRecordInput } from '../snapshot/usage-record.ts'
-import { wireLine, type UsageDraft, type UsageSink } from './draft.ts'
+import { wirePieces, type UsageDraft, type UsageSink } from './draft.ts'
+import { RecordBatch, type UsageBatch } from './record-batch.ts'
 import type { UsageSpool } from './spool.ts'
 
 /**
- * Delivers one batch, given as its records each serialised as JSON (the transport frames them for
- * its hop: `{"records":[...]}` over HTTP); throws when the control plane did not store it.
+ * Delivers one batch of serialised records (the transport frames them for its hop:
+ * `{"records":[...]}` over HTTP); throws when the control plane did not store it.
  */
-export type UsageTransport = (records: readonly string[]) => Promise<void>
+export type UsageTransport = (batch: UsageBatch) => Promise<void>
 
 export interface UsageShipperOptions {
   transport: UsageTransport
@@ -55,8 +56,10 @@ export class UsageShipper implements UsageSink {
   /** Offered this turn, not yet serialised. */
   #drafts: UsageDraft[] = []
   #serialiseSoon: NodeJS.Immediate | null = null
-  /** Serialised records waiting for the next batch. */
-  #queue: string[] = []
+  /** The batch records are serialised into (as bytes, off the V8 heap: record-batch.ts). */
+  #filling = new RecordBatch()
+  /** Full batches waiting to be sent, oldest first. */
+  #full: RecordBatch[] = []
   /** Serialised batches that failed and have no spool to go to. */
   #held: string[][] = []
   #timer: NodeJS.Timeout | null = null
@@ -94,14 +97,16 @@ export class UsageShipper implements UsageSink {
     this.#drafts = []
     for (const draft of drafts) {
       try {
-        this.#queue.push(wireLine(draft))
+        this.#filling.add(wirePieces(draft))
       } catch (error) {
         // One record that cannot be serialised (a body JSON cannot write) costs itself only.
         this.#recordsDropped++
         this.#options.onError?.(error, 'usage record serialisation')
+        continue
       }
+      if (this.#filling.count >= this.#options.batchSize) this.#sealBatch()
     }
-    if (this.#queue.length >= this.#options.batchSize && this.#immediate === null) {
+    if (this.#full.length > 0 && this.#immediate === null) {
       this.#immediate = setImmediate(() => {
         this.#immediate = null
         void this.flush()
@@ -109,10 +114,17 @@ export class UsageShipper implements UsageSink {
     }
   }
 
+  /** The filling batch joins the full ones (when it holds anything). */
+  #sealBatch(): void {
+    if (this.#filling.count === 0) return
+    this.#full.push(this.#filling)
+    this.#filling = new RecordBatch()
+  }
+
   stats(): UsageShipperStats {
     const spool = this.#spool?.stats()
     return {
-      queued: this.#drafts.length + this.#queue.length + this.#held.reduce((sum, batch) => sum + batch.length, 0),
+      queued: this.#drafts.length + this.#filling.count + this.#full.reduce((sum, batch) => sum + batch.count, 0) + this.#held.reduce((sum, batch) => sum + batch.length, 0),
       shipped: this.#shipped,
       spooled: this.#spooled,
       bodiesDropped: this.#memoryBodiesDropped + (spool?.bodiesDropped ?? 0),
@@ -143,25 +155,28 @@ export class UsageShipper implements UsageSink {
 
   async #flushOnce(): Promise<void> {
     this.#serialiseDrafts()
+    this.#sealBatch()
     // Older first: what the spool (or memory) holds, then the queue.
     if (!(await this.#drainBacklog())) {
       await this.#parkQueue()
       return
     }
-    while (this.#queue.length > 0) {
-      const lines = this.#queue.splice(0, this.#options.batchSize)
-      if (!(await this.#send(lines))) {
-        await this.#park(lines)
+    while (this.#full.length > 0) {
+      const batch = this.#full.shift()!
+      if (!(await this.#send(batch))) {
+        await this.#park(batch.lines())
         await this.#parkQueue()
         return
       }
     }
   }
 
-  async #send(lines: readonly string[]): Promise<boolean> {
+  /** Sends one batch; its bytes are reused once it was delivered (after a failure they may still be read). */
+  async #send(batch: RecordBatch): Promise<boolean> {
     try {
-      await this.#options.transport(lines)
-      this.#shipped += lines.length
+      await this.#options.transport(batch)
+      this.#shipped += batch.count
+      batch.release()
       return true
     } catch (error) {
       this.#options.onError?.(error, 'usage delivery')
@@ -172,21 +187,21 @@ export class UsageShipper implements UsageSink {
   /** Sends held and spooled batches oldest first; false when the control plane still does not take them. */
   async #drainBacklog(): Promise<boolean> {
     while (this.#held.length > 0) {
-      if (!(await this.#send(this.#held[0]!))) return false
+      if (!(await this.#send(RecordBatch.of(this.#held[0]!)))) return false
       this.#held.shift()
     }
     if (this.#spool === null) return true
     for (;;) {
       const segment = await this.#spool.oldest()
       if (segment === null) return true
-      if (!(await this.#send(segment.lines))) return false
+      if (!(await this.#send(RecordBatch.of(segment.lines)))) return false
       await this.#spool.remove(segment.name)
     }
   }
 
   /** While the control plane is away, the queue goes to the spool batch by batch. */
   async #parkQueue(): Promise<void> {
-    while (this.#queue.length > 0) await this.#park(this.#queue.splice(0, this.#options.batchSize))
+    for (let batch = this.#full.shift(); batch !== undefined; batch = this.#full.shift()) await this.#park(batch.lines())
   }
 
   async #park(lines: string[]): Promise<void> {
@@ -205,7 +220,7 @@ export class UsageShipper implements UsageSink {
     for (const batch of this.#held) {
       for (let index = 0; index < batch.length; index++) {
         const record = JSON.parse(batch[index]!) as UsageRecordInput
-        // Absent on the wire means null (wireLine leaves out what the schema defaults).
+        // Absent on the wire means null (wirePieces leaves out what the schema defaults).
         if (record.requestBody == null && record.responseBody == null) continue
         batch[index] = JSON.stringify({ ...record, requestBody: null, responseBody: null, bodiesDropped: true })
         this.#memoryBodiesDropped++

@@ -67,10 +67,11 @@ export function registerUsageIngestRoute(app: FastifyInstance, options: UsageIng
 /**
  * Embedded mode's delivery: the same validation and the same store write as the ingest route, in
  * process (the gateway's shipper, spool and batching are unchanged; only the hop is gone). It takes
- * the batch as the shipper hands it to any transport: each record serialised on its own.
+ * the batch as the shipper hands it to any transport, each record serialised on its own (the
+ * gateway's UsageBatch, typed here by what is read of it: the gateway is reached through its contract).
  */
-export function inProcessUsageTransport(store: Store, now: () => number = Date.now): (records: readonly string[]) => Promise<void> {
-  return async (lines) => {
-    await store.usageLogs.ingest(checkRecords(lines.map((line) => JSON.parse(line) as unknown), now()).records)
+export function inProcessUsageTransport(store: Store, now: () => number = Date.now): (batch: { lines(): string[] }) => Promise<void> {
+  return async (batch) => {
+    await store.usageLogs.ingest(checkRecords(batch.lines().map((line) => JSON.parse(line) as unknown), now()).records)
   }
 }

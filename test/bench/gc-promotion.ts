@@ -1,0 +1,122 @@
+/**
+ * What a feature leaves to the garbage collector, in bytes: the bench gateway (gateway-process.ts,
+ * with the servers' V8 flags) runs under `--trace-gc-nvp`, and over the measured requests this
+ * prints the bytes promoted to the old generation per request, the young-generation collections
+ * and the full ones. A figure that does not move with the machine's load, unlike CPU time, and
+ * that callgrind (instructions.ts) cannot give steadily: one full collection more or less in its
+ * 1,500 requests moves its count by 150,000 instructions a request. Bytes promoted per request are
+ * what full collections are paid from.
+ *
+ *   node test/bench/gc-promotion.ts [--variant plain|metering|trace0|trace100] [--warmup 3000] [--requests 20000]
+ */
+import { spawn } from 'node:child_process'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { Pool } from 'undici'
+import { startNode, stopAll } from './processes.ts'
+import { FEATURE_METADATA_HEADER, withoutOtel } from './feature-scenario.ts'
+import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const { values: flags } = parseArgs({
+  options: {
+    variant: { type: 'string', default: 'plain' },
+    warmup: { type: 'string', default: '3000' },
+    requests: { type: 'string', default: '20000' },
+    concurrency: { type: 'string', default: '4' },
+  },
+})
+const variant = flags.variant!
+if (!['plain', 'metering', 'trace0', 'trace100'].includes(variant)) throw new Error(`unknown --variant ${variant}`)
+
+function variantEnv(sinkUrl: string | null): NodeJS.ProcessEnv {
+  const env = withoutOtel(process.env)
+  if (variant === 'plain' || sinkUrl === null) return env
+  if (variant === 'metering') return { ...env, GATEHOUSE_USAGE_SINK_URL: sinkUrl }
+  return {
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: variant === 'trace100' ? '1' : '0',
+  }
+}
+
+interface GcTotals { promotedBytes: number; scavenges: number; fullCollections: number }
+
+/** Starts the gateway with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
+function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; mark: () => void; totals: () => GcTotals; stop: () => void }> {
+  const child = spawn(process.execPath, [
+    ...SERVER_NODE_FLAGS, '--trace-gc-nvp', join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', upstream, '--features', variant === 'metering' ? 'metering' : '',
+  ], { stdio: ['ignore', 'pipe', 'inherit'], env })
+  let counting = false
+  const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0 }
+  let buffered = ''
+  return new Promise((resolvePromise, reject) => {
+    child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+      buffered += text
+      const lines = buffered.split('\n')
+      buffered = lines.pop()!
+      for (const line of lines) {
+        if (line.startsWith('{')) {
+          resolvePromise({ ready: JSON.parse(line) as never, mark: () => (counting = true), totals: () => ({ ...totals }), stop: () => child.kill('SIGTERM') })
+          continue
+        }
+        if (!counting) continue
+        const kind = / gc=(\w+)/.exec(line)?.[1]
+        if (kind === undefined) continue
+        if (kind === 's' || kind === 'mms') totals.scavenges++
+        else totals.fullCollections++
+        totals.promotedBytes += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0)
+      }
+    })
+  })
+}
+
+async function drive(pool: Pool, ready: { workspaceKey: string; provider: string }, count: number, concurrency: number): Promise<void> {
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
+      { role: 'user', content: 'Write one short sentence about measuring gateway overhead on loopback.' },
+    ],
+    max_tokens: 64,
+  })
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      next += 1
+      const response = await pool.request({
+        path: '/v1/chat/completions', method: 'POST', body,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ready.workspaceKey}`, 'x-gateway-provider': ready.provider, ...FEATURE_METADATA_HEADER },
+      })
+      await response.body.text()
+      if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}`)
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+}
+
+try {
+  const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
+  const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
+  const gateway = await startTracedGateway(simulator.ready.baseUrl, variantEnv(sink?.ready.url ?? null))
+  const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
+  await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
+  gateway.mark()
+  const requests = Number(flags.requests)
+  await drive(pool, gateway.ready, requests, Number(flags.concurrency))
+  const totals = gateway.totals()
+  process.stdout.write(JSON.stringify({
+    variant, requests,
+    promotedBytesPerRequest: Math.round(totals.promotedBytes / requests),
+    requestsPerScavenge: Math.round(requests / Math.max(1, totals.scavenges)),
+    fullCollections: totals.fullCollections,
+  }) + '\n')
+  await pool.close()
+  gateway.stop()
+} finally {
+  await stopAll()
+}
