@@ -15,8 +15,8 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { startNode, stopAll } from './processes.ts'
-import { FEATURE_METADATA_HEADER, withoutOtel } from './feature-scenario.ts'
-import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
+import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
+import { serverArgs, withoutOtel } from './server-env.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const { values: flags } = parseArgs({
@@ -48,7 +48,7 @@ interface GcTotals { promotedBytes: number; scavenges: number; fullCollections: 
 /** Starts the gateway with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
 function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; mark: () => void; totals: () => GcTotals; stop: () => void }> {
   const child = spawn(process.execPath, [
-    ...SERVER_NODE_FLAGS, '--trace-gc-nvp', join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', upstream, '--features', variant === 'metering' ? 'metering' : '',
+    '--trace-gc-nvp', ...serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), []), '--upstream', upstream, '--features', variant === 'metering' ? 'metering' : '',
   ], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let counting = false
   const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0 }
