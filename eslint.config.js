@@ -21,6 +21,15 @@ export default tseslint.config(
     },
   },
   {
+    // `import { x } from 'node:http'` loads Node's bundled undici into every process (2 to 12 MB of
+    // resident memory; gateway/src/core/node-http.ts says why): use `nodeHttp` from there instead.
+    files: ['gateway/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'node:http', allowTypeImports: true, message: "use nodeHttp from gateway/src/core/node-http.ts: a value import of 'node:http' loads Node's bundled undici" }] }],
+    },
+  },
+  {
     // The operator reaches the gateway through its snapshot contract only; the embedded runner is
     // the one composition root that starts both planes in one process.
     files: ['operator/src/**/*.ts'],

@@ -6,7 +6,7 @@
  * then frames flow both ways untouched, and either side closing closes the other. The provider's
  * `response.done` events are tallied on the way (usage/realtime-usage.ts) for the session's record.
  */
-import { STATUS_CODES, type IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
@@ -22,6 +22,7 @@ import type { RouteTarget } from '../../routing/target.ts'
 import { errorFromProvider } from '../../upstream/provider-errors.ts'
 import { ssrfSocketOptions } from '../../upstream/ssrf.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
+import { nodeHttp } from '../../core/node-http.ts'
 import { notReady } from '../pipeline-route.ts'
 import { injectTraceContext } from '../../core/tracing.ts'
 import { RealtimeUsageTally } from '../../usage/realtime-usage.ts'
@@ -54,7 +55,7 @@ function refuse(socket: Duplex, error: unknown, traceId: string, extraHeaders: R
     ...gatewayError.headers,
   }
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
-  if (socket.writable) socket.end(`HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status] ?? 'Error'}\r\n${head}\r\n${body}`)
+  if (socket.writable) socket.end(`HTTP/1.1 ${gatewayError.status} ${nodeHttp.STATUS_CODES[gatewayError.status] ?? 'Error'}\r\n${head}\r\n${body}`)
   else socket.destroy()
 }
 
