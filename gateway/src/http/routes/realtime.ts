@@ -10,8 +10,10 @@ import type { IncomingMessage } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import type * as Ws from 'ws'
+import type { WebSocket, WebSocketServer, RawData } from 'ws'
 import { GatewayError, toGatewayError } from '../../core/errors.ts'
+import { onDemand } from '../../core/on-demand.ts'
 import { header } from '../../core/headers.ts'
 import { buildRoutePipeline, type PipelineDeps } from '../../pipeline/build.ts'
 import { refuseRepeatedCredentials } from '../../pipeline/authenticate.ts'
@@ -28,6 +30,8 @@ import { injectTraceContext } from '../../core/tracing.ts'
 import { RealtimeUsageTally } from '../../usage/realtime-usage.ts'
 
 export const REALTIME_PATH = '/v1/realtime'
+/** Loaded with the first realtime session: most gateways (and sidecars) never open one. */
+const ws = onDemand<typeof Ws>('ws')
 const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.'
 /** Headers of the upgrade request that mean something to the provider's realtime API. */
 const FORWARDED_HEADERS = ['openai-beta'] as const
@@ -98,13 +102,13 @@ function sendableCloseCode(code: number): number {
 }
 
 function closeWith(socket: WebSocket, code: number, reason: Buffer): void {
-  if (socket.readyState === WebSocket.OPEN) socket.close(sendableCloseCode(code), reason)
-  else if (socket.readyState === WebSocket.CONNECTING) socket.terminate()
+  if (socket.readyState === socket.OPEN) socket.close(sendableCloseCode(code), reason)
+  else if (socket.readyState === socket.CONNECTING) socket.terminate()
 }
 
 function pipeSockets(client: WebSocket, upstream: WebSocket, tally: RealtimeUsageTally): void {
   const forward = (to: WebSocket) => (data: RawData, isBinary: boolean) => {
-    if (to.readyState === WebSocket.OPEN) to.send(data, { binary: isBinary })
+    if (to.readyState === to.OPEN) to.send(data, { binary: isBinary })
   }
   client.on('message', forward(upstream))
   upstream.on('message', forward(client))
@@ -134,7 +138,7 @@ async function connectUpstream(target: RouteTarget, request: IncomingMessage, ur
   injectTraceContext(signable.headers)
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
-  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
+  const upstream = new (ws().WebSocket)(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
 
   return new Promise<WebSocket>((resolve, reject) => {
     const abandon = (): void => upstream.terminate()
@@ -179,12 +183,18 @@ interface Upgrade {
 export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps): void {
   const handshakes = new WeakMap<IncomingMessage, Handshake>()
   const upgrades = new WeakMap<Exchange, Upgrade>()
-  const server = new WebSocketServer({
-    noServer: true,
-    perMessageDeflate: false,
-    handleProtocols: (_offered, request) => handshakes.get(request)?.protocol ?? false,
-  })
-  server.on('headers', (headers, request) => headers.push(...(handshakes.get(request)?.headers ?? [])))
+  let acceptor: WebSocketServer | null = null
+  /** The server side of client sockets, made with the first session. */
+  const server = (): WebSocketServer => {
+    if (acceptor) return acceptor
+    acceptor = new (ws().WebSocketServer)({
+      noServer: true,
+      perMessageDeflate: false,
+      handleProtocols: (_offered, request) => handshakes.get(request)?.protocol ?? false,
+    })
+    acceptor.on('headers', (headers, request) => headers.push(...(handshakes.get(request)?.headers ?? [])))
+    return acceptor
+  }
   const live = new Set<WebSocket>()
 
   /** Session set-up through the pipeline: the session is the answer, open once both sockets are. */
@@ -205,7 +215,7 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
       })
       const tally = new RealtimeUsageTally()
       const ended = new Promise<void>((resolve) => {
-        server.handleUpgrade(request, socket, head, (client) => {
+        server().handleUpgrade(request, socket, head, (client) => {
           live.add(client)
           live.add(upstream)
           client.once('close', () => {
@@ -278,6 +288,6 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
 
   app.addHook('onClose', async () => {
     for (const socket of live) socket.terminate()
-    server.close()
+    acceptor?.close()
   })
 }

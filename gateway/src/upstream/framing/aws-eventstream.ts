@@ -11,8 +11,10 @@
  * - `:message-type error` (unmodelled): `event` is `error:<:error-code>`, `data` is
  *   `{"message": <:error-message>}`.
  */
-import { EventStreamCodec } from '@smithy/eventstream-codec'
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8'
+import type * as SmithyEventStream from '@smithy/eventstream-codec'
+import type { EventStreamCodec } from '@smithy/eventstream-codec'
+import type * as SmithyUtf8 from '@smithy/util-utf8'
+import { onDemand } from '../../core/on-demand.ts'
 import type { UpstreamEvent } from '../../providers/adapter.ts'
 import { awsErrorPrefix, awsExceptionPrefix, MalformedResponseError } from '../../providers/adapter.ts'
 
@@ -27,8 +29,16 @@ const minimumMessageBytes = 16
 // The format allows 16 MiB messages; anything longer is a corrupt length, not a big event.
 const maximumMessageBytes = 16 * 1024 * 1024
 
-// `decode` keeps no state between calls, so one codec serves every stream.
-const codec = new EventStreamCodec(toUtf8, fromUtf8)
+// The smithy codec is loaded with the first AWS stream: gateways without Bedrock (and most sidecars) never load it.
+const eventStreamModule = onDemand<typeof SmithyEventStream>('@smithy/eventstream-codec')
+const utf8Module = onDemand<typeof SmithyUtf8>('@smithy/util-utf8')
+let sharedCodec: EventStreamCodec | null = null
+
+/** `decode` keeps no state between calls, so one codec serves every stream. */
+function codec(): EventStreamCodec {
+  const { fromUtf8, toUtf8 } = utf8Module()
+  return (sharedCodec ??= new (eventStreamModule().EventStreamCodec)(toUtf8, fromUtf8))
+}
 const utf8 = new TextDecoder()
 
 export async function* decodeAwsEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<UpstreamEvent> {
@@ -79,7 +89,7 @@ type Decoded = ReturnType<EventStreamCodec['decode']>
 
 function decodeMessage(bytes: Uint8Array): Decoded {
   try {
-    return codec.decode(bytes)
+    return codec().decode(bytes)
   } catch (error) {
     // CRC mismatches and bad header types: the bytes are not a valid event stream.
     throw new MalformedResponseError(`invalid event stream message: ${error instanceof Error ? error.message : String(error)}`)
