@@ -13,7 +13,8 @@
  * snapshot subpath, the one gateway module the operator imports.
  */
 import type { createLocalJWKSet, JSONWebKeySet, JWTVerifyGetKey } from 'jose'
-import { fetch, type Dispatcher } from 'undici'
+import { fetch } from '../core/undici.ts'
+import type { Dispatcher } from 'undici'
 import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
 
 export type Clock = () => Date

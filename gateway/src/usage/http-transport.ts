@@ -11,7 +11,7 @@
  * 10 µs of CPU per record; the parts reuse the heap's pages.
  */
 import type { Readable } from 'node:stream'
-import { Agent, request } from 'undici'
+import { Agent, request } from '../core/undici.ts'
 import { USAGE_INGEST_PATH } from '../snapshot/usage-record.ts'
 import type { UsageTransport } from './shipper.ts'
 
