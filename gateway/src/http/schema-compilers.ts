@@ -15,12 +15,16 @@ type SerializerFactory = NonNullable<CompilersFactory['buildSerializer']>
 // Fastify's own dependencies, resolved from where Fastify is installed.
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'))
 
+/** `load()`'s function, loaded by the first call and called with its arguments. */
+function loadedOnFirstCall<F extends (...args: never[]) => unknown>(load: () => F): F {
+  let loaded: F | null = null
+  return ((...args: Parameters<F>) => (loaded ??= load())(...args)) as F
+}
+
 /** A fresh pair per server, as Fastify makes (each keeps its own pool of compilers). */
 export function lazySchemaCompilers(): CompilersFactory {
-  let validators: ValidatorFactory | null = null
-  let serializers: SerializerFactory | null = null
   return {
-    buildValidator: (externalSchemas, options) => (validators ??= (fastifyRequire('@fastify/ajv-compiler') as () => ValidatorFactory)())(externalSchemas, options),
-    buildSerializer: (externalSchemas, options) => (serializers ??= (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => SerializerFactory)())(externalSchemas, options),
+    buildValidator: loadedOnFirstCall(() => (fastifyRequire('@fastify/ajv-compiler') as () => ValidatorFactory)()),
+    buildSerializer: loadedOnFirstCall(() => (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => SerializerFactory)()),
   }
 }
