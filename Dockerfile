@@ -43,7 +43,9 @@ COPY crds/generated crds/generated
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN mkdir /app/.node-compile-cache && chown 10001:10001 /app/.node-compile-cache
 USER 10001:10001
-RUN node --input-type=module -e "await import('/app/operator/src/cli/main.ts'); await import('/app/gateway/src/sidecar-main.ts')"
+# With the sidecar's V8 flags (SIDECAR_NODE_FLAGS in operator/src/webhook/inject.ts): Node keys the
+# cache by them.
+RUN node --liftoff-only --max-opt=2 --input-type=module -e "await import('/app/operator/src/cli/main.ts'); await import('/app/gateway/src/sidecar-main.ts')"
 # Node keeps a cache per set of V8 flags: the entrypoint's flags below need their own (checked
 # against this line by operator/src/cli/node-flags.test.ts).
 RUN node --max-semi-space-size=4 --input-type=module -e "await import('/app/operator/src/cli/main.ts')"

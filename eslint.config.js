@@ -21,6 +21,19 @@ export default tseslint.config(
     },
   },
   {
+    // Imports that load far more than the gateway uses, into every process including the 80 MB
+    // sidecar: `import { x } from 'node:http'` loads Node's bundled undici (2 to 12 MB of resident
+    // memory, gateway/src/core/node-http.ts), undici's index all of undici (core/undici.ts).
+    files: ['gateway/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'gateway/src/core/undici.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [
+        { name: 'node:http', allowTypeImports: true, message: "use nodeHttp from gateway/src/core/node-http.ts: a value import of 'node:http' loads Node's bundled undici" },
+        { name: 'undici', allowTypeImports: true, message: 'use gateway/src/core/undici.ts: undici\'s index loads all of undici' },
+      ] }],
+    },
+  },
+  {
     // The operator reaches the gateway through its snapshot contract only; the embedded runner is
     // the one composition root that starts both planes in one process.
     files: ['operator/src/**/*.ts'],

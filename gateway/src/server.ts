@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { GatewayError } from './core/errors.ts'
 import { renderError } from './http/error-handler.ts'
 import { registerJsonBodyParser } from './http/json-body.ts'
+import { lazySchemaCompilers } from './http/schema-compilers.ts'
 import { registerAdminForward, type AdminForwarder } from './http/routes/admin-forward.ts'
 import { registerHealthRoutes } from './http/routes/health.ts'
 import { registerInferenceRoutes } from './http/routes/inference.ts'
@@ -114,6 +115,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     forceCloseConnections: 'idle',
     // A trace id is generated per request anyway; fastify's own counter is enough for its logs.
     requestIdHeader: false,
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   })
   app.decorateRequest('gatewayTrace', null as never)
   registerJsonBodyParser(app)

@@ -11,8 +11,9 @@
  * runs (it is reported as cold and left out of the median, unless it is the only run).
  *
  *   node test/bench/sidecar-start.ts [--runs 4] [--idle-ms 5000]     (also part of `make bench`)
- * BENCH_NODE_OPTIONS replaces the sidecar's NODE_OPTIONS; BENCH_LOG_LEVEL shows its log. A missed
- * budget is reported as FAIL, never as an exit status (as test/bench/run.ts): only a broken run fails.
+ * BENCH_NODE_OPTIONS replaces the sidecar's NODE_OPTIONS, BENCH_NODE_ARGS the V8 flags of its command
+ * line (SIDECAR_NODE_FLAGS); BENCH_LOG_LEVEL shows its log. A missed budget is reported as FAIL,
+ * never as an exit status (as test/bench/run.ts): only a broken run fails.
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
 import { freePort } from '../helpers/processes.ts'
 import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
@@ -50,7 +52,9 @@ async function oneRun(upstream: string, compileCache: string): Promise<{ startMs
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const started = performance.now()
-  const child = spawn(process.execPath, [GATEHOUSE_BIN, 'sidecar'], {
+  // The webhook's command: node, its V8 flags, the CLI (BENCH_NODE_ARGS replaces the flags).
+  const nodeFlags = process.env.BENCH_NODE_ARGS === undefined ? SIDECAR_NODE_FLAGS : process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean)
+  const child = spawn(process.execPath, [...nodeFlags, GATEHOUSE_BIN, 'sidecar'], {
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',

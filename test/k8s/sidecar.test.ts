@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey, SIDECAR_KEY_HEADER, SIDECAR_STREAM_PATH, sidecarKeyPair, SYNC_GATEWAYS_PATH } from '@gatehouse/gateway/snapshot'
 import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
 import { issueCa } from '../../operator/src/webhook/certificates.ts'
+import { SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
@@ -143,8 +144,8 @@ async function runInjected(pod: Pod, token: string): Promise<{ process: Gatehous
   await writeFile(join(root, 'gatehouse-token', 'token'), token)
   env.GATEHOUSE_HEALTH_HOST = '127.0.0.1'
   env.GATEHOUSE_HEALTH_PORT = '0'
-  expect(container!.command).toEqual(['node', 'operator/bin/gatehouse.js', 'sidecar'])
-  const process = startGatehouse([container!.command![2]!], env)
+  expect(container!.command).toEqual(['node', ...SIDECAR_NODE_FLAGS, 'operator/bin/gatehouse.js', 'sidecar'])
+  const process = startGatehouse([container!.command!.at(-1)!], env, container!.command!.slice(1, -2))
   sidecars.push(process)
   return { process, env }
 }

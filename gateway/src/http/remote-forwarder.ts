@@ -4,7 +4,7 @@
  * audit records name the real caller. A control plane that cannot be reached is a 503 with
  * Retry-After, never a 401.
  */
-import { Pool } from 'undici'
+import { Pool } from '../core/undici.ts'
 import { dependencyUnavailable } from '../core/errors.ts'
 import type { AdminForwarder } from './routes/admin-forward.ts'
 

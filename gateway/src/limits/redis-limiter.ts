@@ -12,9 +12,9 @@
  * `LimiterUnavailableError` within `commandTimeoutMs` and the limits stage applies each limit's
  * failure mode, instead of requests hanging on a reconnecting client.
  */
-import { createRequire } from 'node:module'
-import type * as IoredisModule from 'ioredis'
+import type * as IORedis from 'ioredis'
 import type { Redis, Cluster, RedisOptions } from 'ioredis'
+import { onDemand } from '../core/on-demand.ts'
 import { LimiterUnavailableError, type Counter, type CounterState, type Limiter, type ReserveResult, type SettleCounter } from './limiter.ts'
 import { APPLY_LUA, USAGE_LUA } from './redis-scripts.ts'
 import { TickBatch } from './tick-batch.ts'
@@ -120,15 +120,10 @@ interface PendingSettle extends Pending<void> {
 
 type PendingCall = PendingReserve | PendingSettle
 
-let ioredis: typeof IoredisModule | null = null
-/** ioredis (about 40 modules, 2 MB of heap) loads with the first connection: gateways without Redis never load it. */
-function loadIoredis(): typeof IoredisModule {
-  ioredis ??= createRequire(import.meta.url)('ioredis') as typeof IoredisModule
-  return ioredis
-}
+/** Processes without shared counters (most sidecars, embedded mode) never load the Redis client. */
+const ioredis = onDemand<typeof IORedis>('ioredis')
 
 export function connectRedis(options: RedisLimiterOptions): Redis | Cluster {
-  const { Redis, Cluster } = loadIoredis()
   const common: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -139,7 +134,7 @@ export function connectRedis(options: RedisLimiterOptions): Redis | Cluster {
     lazyConnect: false,
   }
   if (options.clusterNodes && options.clusterNodes.length > 0) {
-    return new Cluster(options.clusterNodes, {
+    return new (ioredis().Cluster)(options.clusterNodes, {
       // Not false here: ioredis's Cluster then refuses its own ready check (CLUSTER INFO) while a
       // node connection is still being set up, and can retry its connection forever. Failing fast
       // on an outage is RedisLimiter's (#connected).
@@ -148,10 +143,10 @@ export function connectRedis(options: RedisLimiterOptions): Redis | Cluster {
     })
   }
   if (options.sentinels && options.sentinels.length > 0) {
-    return new Redis({ ...common, sentinels: options.sentinels, name: options.sentinelName ?? 'mymaster', username: options.username, password: options.password })
+    return new (ioredis().Redis)({ ...common, sentinels: options.sentinels, name: options.sentinelName ?? 'mymaster', username: options.username, password: options.password })
   }
   if (!options.url) throw new Error('a Redis limiter needs a URL, sentinels or cluster nodes')
-  return new Redis(options.url, common)
+  return new (ioredis().Redis)(options.url, common)
 }
 
 export class RedisLimiter implements Limiter {

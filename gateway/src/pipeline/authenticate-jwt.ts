@@ -17,7 +17,7 @@
  * word here; the admin API checks both. A user deactivated through SCIM is known here: the snapshot
  * lists deactivated users' ids and subjects (`revokedSubjects`), and their tokens are refused.
  */
-import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import type { errors as JoseErrors, JWTPayload } from 'jose'
 import { GatewayError } from '../core/errors.ts'
 import type { RuntimeConfig } from '../runtime/compile.ts'
 import { JwksCache, JwksUnavailableError, type JwksCacheOptions } from '../snapshot/jwks-cache.ts'
@@ -54,7 +54,7 @@ function refused(message: string): GatewayError {
   return new GatewayError('invalid_token', message)
 }
 
-function describeJoseError(error: unknown): GatewayError {
+function describeJoseError(error: unknown, joseErrors: typeof JoseErrors): GatewayError {
   if (error instanceof JwksUnavailableError) {
     return new GatewayError('dependency_unavailable', "The identity provider's key set is unavailable; retry shortly", { headers: { 'retry-after': '5' }, cause: error })
   }
@@ -87,6 +87,8 @@ export class DataPlaneJwt {
   /** Verifies the token and returns the principal the pipeline uses in place of a key's. */
   async authenticate(runtime: RuntimeConfig, token: string, nowMs: number): Promise<Principal> {
     let payload: JWTPayload
+    // Loaded with the first JWT: gateways without JWT sign-in (and sidecars) never load jose.
+    const { errors: joseErrors, jwtVerify } = await import('jose')
     try {
       ;({ payload } = await jwtVerify(token, this.jwks.getKey, {
         algorithms: JWT_ASYMMETRIC_ALGORITHMS,
@@ -97,7 +99,7 @@ export class DataPlaneJwt {
         currentDate: new Date(nowMs),
       }))
     } catch (error) {
-      throw describeJoseError(error)
+      throw describeJoseError(error, joseErrors)
     }
     let claims: ReturnType<typeof jwtClaims>
     try {

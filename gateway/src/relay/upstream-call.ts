@@ -6,7 +6,7 @@
  * dependency failure (the client authenticated to Gatehouse), never a 401 to the client. The
  * `traceparent` sent names the active span: the call's CLIENT span when the request is traced.
  */
-import { request as undiciRequest } from 'undici'
+import { request as undiciRequest } from '../core/undici.ts'
 import { GatewayError } from '../core/errors.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
 import { injectTraceContext } from '../core/tracing.ts'

@@ -6,7 +6,8 @@
  * batches carry the same token (`sidecarRequests`).
  */
 import { readFile } from 'node:fs/promises'
-import { request, type Dispatcher } from 'undici'
+import { request } from '../core/undici.ts'
+import type { Dispatcher } from 'undici'
 import type { SyncConnection } from '../sync/client.ts'
 import { decodeSidecarIdentity, sidecarKeyPair, sidecarKeyring, type SidecarIdentity } from '../snapshot/sidecar-seal.ts'
 import { SIDECAR_ACK_PATH, SIDECAR_IDENTITY_HEADER, SIDECAR_KEY_HEADER, SIDECAR_SETTINGS_EVENT, SIDECAR_STREAM_PATH, type SidecarSettings, type SnapshotAck } from '../snapshot/sync-protocol.ts'

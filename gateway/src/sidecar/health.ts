@@ -3,11 +3,12 @@
  * reach, so startup and readiness probes get this separate listener that answers nothing but
  * /livez and /readyz (ready once a snapshot is loaded).
  */
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { nodeHttp } from '../core/node-http.ts'
 
 export async function serveHealth(host: string, port: number, ready: () => boolean): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((request, response) => {
+  const server: Server = nodeHttp.createServer((request, response) => {
     const path = request.url?.split('?')[0]
     const status = path === '/livez' ? 200 : path === '/readyz' ? (ready() ? 200 : 503) : 404
     response.writeHead(status, { 'content-type': 'application/json' })

@@ -12,8 +12,9 @@
  * Shared by the admin API (operator) and the gateway's data-plane JWT check, hence its place in the
  * snapshot subpath, the one gateway module the operator imports.
  */
-import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose'
-import { fetch, type Dispatcher } from 'undici'
+import type { createLocalJWKSet, JSONWebKeySet, JWTVerifyGetKey } from 'jose'
+import { fetch } from '../core/undici.ts'
+import type { Dispatcher } from 'undici'
 import { ssrfSafeDispatcher } from '../upstream/ssrf.ts'
 
 export type Clock = () => Date
@@ -108,6 +109,8 @@ export class JwksCache {
     if (!Array.isArray(jwks.keys)) throw new JwksUnavailableError('JWKS document has no keys array')
     // Keys without a pinned asymmetric algorithm would let the token header choose; drop them.
     const usable = jwks.keys.filter((key) => key.kty === 'RSA' || key.kty === 'EC' || key.kty === 'OKP')
+    // Loaded with the first key set: gateways without JWT sign-in (and sidecars) never load jose.
+    const { createLocalJWKSet } = await import('jose')
     this.#keySet = createLocalJWKSet({ keys: usable })
     this.#fetchedAtMs = this.#clock().getTime()
   }

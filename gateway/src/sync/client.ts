@@ -6,7 +6,8 @@
  * snapshot.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request, type Dispatcher } from 'undici'
+import { request } from '../core/undici.ts'
+import type { Dispatcher } from 'undici'
 import type { RuntimeHolder } from '../runtime/holder.ts'
 import type { Keyring } from '../snapshot/envelope.ts'
 import { decodeSse } from '../upstream/framing/sse.ts'

@@ -3,7 +3,7 @@
  * transports, token endpoints): every address the call connects to passes the same checks as a
  * provider pool (upstream/ssrf.ts), with private networks reachable only where allowed.
  */
-import { fetch as undiciFetch } from 'undici'
+import { fetch as undiciFetch } from '../core/undici.ts'
 import { ssrfSafeDispatcher } from './ssrf.ts'
 
 export type FetchFunction = typeof globalThis.fetch

@@ -9,7 +9,8 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { BlockList, isIP, isIPv4 } from 'node:net'
-import { Agent, buildConnector } from 'undici'
+import type { buildConnector as UndiciConnector } from 'undici'
+import { Agent, buildConnector } from '../core/undici.ts'
 import { GatewayError } from '../core/errors.ts'
 import { defaultTimeouts } from './timeouts.ts'
 
@@ -106,11 +107,11 @@ function guardedLookup(lookup: LookupFunction, allowPrivateNetwork: boolean): Lo
 }
 
 /** A connector that refuses addresses the options do not allow, before and after connecting. */
-export function ssrfConnector(options: SsrfDispatcherOptions): buildConnector.connector {
+export function ssrfConnector(options: SsrfDispatcherOptions): UndiciConnector.connector {
   const connect = buildConnector({
     timeout: options.connectTimeoutMs ?? defaultTimeouts.connectMs,
     lookup: guardedLookup(options.lookup ?? (dnsLookup as LookupFunction), options.allowPrivateNetwork),
-  } as buildConnector.BuildOptions)
+  } as UndiciConnector.BuildOptions)
   return (target, callback) => {
     // An IP literal is never looked up: check it before any packet is sent.
     const literal = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname

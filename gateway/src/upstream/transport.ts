@@ -4,7 +4,7 @@
  * a client disconnect aborts the upstream request through `signal`.
  */
 import { Readable } from 'node:stream'
-import { Pool, errors as undiciErrors } from 'undici'
+import { Pool, errors as undiciErrors } from '../core/undici.ts'
 import type { buildConnector, Dispatcher } from 'undici'
 import type { AuthScheme, UpstreamRequest } from '../providers/adapter.ts'
 import { GatewayError } from '../core/errors.ts'

@@ -11,7 +11,7 @@
  * cost about 10 µs of CPU per record; the chunks are pooled and reused.
  */
 import type { Readable } from 'node:stream'
-import { Agent, request } from 'undici'
+import { Agent, request } from '../core/undici.ts'
 import { USAGE_INGEST_PATH } from '../snapshot/usage-record.ts'
 import type { UsageBatch } from './record-batch.ts'
 import type { UsageTransport } from './shipper.ts'

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
+import { SIDECAR_NODE_FLAGS } from '../webhook/inject.ts'
 import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
 
 const root = new URL('../../../', import.meta.url)
@@ -21,6 +22,11 @@ describe('node flags of the servers', () => {
     const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
     const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
     for (const [name, value] of Object.entries(SERVER_ENV)) expect(runtimeStage).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
+  })
+
+  it("the image warms the sidecar's compile cache with the sidecar's flags", async () => {
+    const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
+    expect(dockerfile).toContain(`RUN node ${SIDECAR_NODE_FLAGS.join(' ')} --input-type=module -e "await import('/app/operator/src/cli/main.ts'); await import('/app/gateway/src/sidecar-main.ts')"`)
   })
 
   it('make run starts the embedded process with them', async () => {

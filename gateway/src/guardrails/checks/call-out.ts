@@ -4,7 +4,8 @@
  * explanation?}` back. Anything else (a non-2xx status, a body that is not that shape) is an
  * error, which the guardrail turns into a pass or a failure according to `failOnError`.
  */
-import { request, type Dispatcher } from 'undici'
+import { request } from '../../core/undici.ts'
+import type { Dispatcher } from 'undici'
 import { z } from 'zod'
 import type { CheckOutcome } from './check.ts'
 

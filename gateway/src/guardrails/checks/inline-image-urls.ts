@@ -7,7 +7,8 @@
  * kinds (when the provider is known before dispatch). A failed fetch leaves the URL as it was and
  * passes, unless `failOnError` is set.
  */
-import { request, type Dispatcher } from 'undici'
+import { request } from '../../core/undici.ts'
+import type { Dispatcher } from 'undici'
 import { z } from 'zod'
 import { defineCheck, type CheckOutcome } from './check.ts'
 

@@ -4,16 +4,21 @@
  * loop); RE2 has no backreferences or lookarounds, and a rule using them is refused when the
  * guardrail is saved or compiled. Compiled once per snapshot.
  */
-import { RE2JS } from 're2js'
+import type * as Re2js from 're2js'
+import type { RE2JS } from 're2js'
 import { z } from 'zod'
+import { onDemand } from '../../core/on-demand.ts'
 import { defineCheck, inline, outcome } from './check.ts'
 
 /** Longest text a rule is run on: linear time, but still bounded per request. */
 export const REGEX_MAX_TEXT_CHARS = 1_000_000
 
+/** Loaded with the first regex rule: most gateways (and sidecars) have none. */
+const re2js = onDemand<typeof Re2js>('re2js')
+
 function compileRule(rule: string): RE2JS | string {
   try {
-    return RE2JS.compile(rule)
+    return re2js().RE2JS.compile(rule)
   } catch (error) {
     return error instanceof Error ? error.message : String(error)
   }

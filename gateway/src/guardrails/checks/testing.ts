@@ -1,5 +1,5 @@
 /** Test helpers: compile one check by id and run it on a made-up input. */
-import { Agent } from 'undici'
+import { Agent } from '../../core/undici.ts'
 import type { CheckInput, CheckOutcome, CompiledCheck } from './check.ts'
 import { CHECKS } from './index.ts'
 

@@ -6,12 +6,14 @@
  * then frames flow both ways untouched, and either side closing closes the other. The provider's
  * `response.done` events are tallied on the way (usage/realtime-usage.ts) for the session's record.
  */
-import { STATUS_CODES, type IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import type * as Ws from 'ws'
+import type { WebSocket, WebSocketServer, RawData } from 'ws'
 import { GatewayError, toGatewayError } from '../../core/errors.ts'
+import { onDemand } from '../../core/on-demand.ts'
 import { header } from '../../core/headers.ts'
 import { buildRoutePipeline, type PipelineDeps } from '../../pipeline/build.ts'
 import { refuseRepeatedCredentials } from '../../pipeline/authenticate.ts'
@@ -22,11 +24,14 @@ import type { RouteTarget } from '../../routing/target.ts'
 import { errorFromProvider } from '../../upstream/provider-errors.ts'
 import { ssrfSocketOptions } from '../../upstream/ssrf.ts'
 import { applyAuth, type SignableRequest } from '../../upstream/signers/index.ts'
+import { nodeHttp } from '../../core/node-http.ts'
 import { notReady } from '../pipeline-route.ts'
 import { injectTraceContext } from '../../core/tracing.ts'
 import { RealtimeUsageTally } from '../../usage/realtime-usage.ts'
 
 export const REALTIME_PATH = '/v1/realtime'
+/** Loaded with the first realtime session: most gateways (and sidecars) never open one. */
+const ws = onDemand<typeof Ws>('ws')
 const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.'
 /** Headers of the upgrade request that mean something to the provider's realtime API. */
 const FORWARDED_HEADERS = ['openai-beta'] as const
@@ -54,7 +59,7 @@ function refuse(socket: Duplex, error: unknown, traceId: string, extraHeaders: R
     ...gatewayError.headers,
   }
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
-  if (socket.writable) socket.end(`HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status] ?? 'Error'}\r\n${head}\r\n${body}`)
+  if (socket.writable) socket.end(`HTTP/1.1 ${gatewayError.status} ${nodeHttp.STATUS_CODES[gatewayError.status] ?? 'Error'}\r\n${head}\r\n${body}`)
   else socket.destroy()
 }
 
@@ -97,13 +102,13 @@ function sendableCloseCode(code: number): number {
 }
 
 function closeWith(socket: WebSocket, code: number, reason: Buffer): void {
-  if (socket.readyState === WebSocket.OPEN) socket.close(sendableCloseCode(code), reason)
-  else if (socket.readyState === WebSocket.CONNECTING) socket.terminate()
+  if (socket.readyState === socket.OPEN) socket.close(sendableCloseCode(code), reason)
+  else if (socket.readyState === socket.CONNECTING) socket.terminate()
 }
 
 function pipeSockets(client: WebSocket, upstream: WebSocket, tally: RealtimeUsageTally): void {
   const forward = (to: WebSocket) => (data: RawData, isBinary: boolean) => {
-    if (to.readyState === WebSocket.OPEN) to.send(data, { binary: isBinary })
+    if (to.readyState === to.OPEN) to.send(data, { binary: isBinary })
   }
   client.on('message', forward(upstream))
   upstream.on('message', forward(client))
@@ -133,7 +138,7 @@ async function connectUpstream(target: RouteTarget, request: IncomingMessage, ur
   injectTraceContext(signable.headers)
   await applyAuth(endpoint.auth, signable, endpoint.credentials, endpoint.options, endpoint)
   const upstreamProtocols = protocols.filter((protocol) => !protocol.startsWith(KEY_PROTOCOL_PREFIX))
-  const upstream = new WebSocket(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
+  const upstream = new (ws().WebSocket)(signable.url, upstreamProtocols, { headers: signable.headers, perMessageDeflate: false, handshakeTimeout: endpoint.timeouts.connectMs, ...ssrfSocketOptions(signable.url, record.network === 'private-allowed') })
 
   return new Promise<WebSocket>((resolve, reject) => {
     const abandon = (): void => upstream.terminate()
@@ -178,12 +183,18 @@ interface Upgrade {
 export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps): void {
   const handshakes = new WeakMap<IncomingMessage, Handshake>()
   const upgrades = new WeakMap<Exchange, Upgrade>()
-  const server = new WebSocketServer({
-    noServer: true,
-    perMessageDeflate: false,
-    handleProtocols: (_offered, request) => handshakes.get(request)?.protocol ?? false,
-  })
-  server.on('headers', (headers, request) => headers.push(...(handshakes.get(request)?.headers ?? [])))
+  let acceptor: WebSocketServer | null = null
+  /** The server side of client sockets, made with the first session. */
+  const server = (): WebSocketServer => {
+    if (acceptor) return acceptor
+    acceptor = new (ws().WebSocketServer)({
+      noServer: true,
+      perMessageDeflate: false,
+      handleProtocols: (_offered, request) => handshakes.get(request)?.protocol ?? false,
+    })
+    acceptor.on('headers', (headers, request) => headers.push(...(handshakes.get(request)?.headers ?? [])))
+    return acceptor
+  }
   const live = new Set<WebSocket>()
 
   /** Session set-up through the pipeline: the session is the answer, open once both sockets are. */
@@ -204,7 +215,7 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
       })
       const tally = new RealtimeUsageTally()
       const ended = new Promise<void>((resolve) => {
-        server.handleUpgrade(request, socket, head, (client) => {
+        server().handleUpgrade(request, socket, head, (client) => {
           live.add(client)
           live.add(upstream)
           client.once('close', () => {
@@ -277,6 +288,6 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
 
   app.addHook('onClose', async () => {
     for (const socket of live) socket.terminate()
-    server.close()
+    acceptor?.close()
   })
 }

@@ -11,10 +11,10 @@
  * - `:message-type error` (unmodelled): `event` is `error:<:error-code>`, `data` is
  *   `{"message": <:error-message>}`.
  */
-import { createRequire } from 'node:module'
+import type * as SmithyEventStream from '@smithy/eventstream-codec'
 import type { EventStreamCodec } from '@smithy/eventstream-codec'
-import type * as EventStreamCodecModule from '@smithy/eventstream-codec'
-import type * as Utf8Module from '@smithy/util-utf8'
+import type * as SmithyUtf8 from '@smithy/util-utf8'
+import { onDemand } from '../../core/on-demand.ts'
 import type { UpstreamEvent } from '../../providers/adapter.ts'
 import { awsErrorPrefix, awsExceptionPrefix, MalformedResponseError } from '../../providers/adapter.ts'
 
@@ -29,17 +29,15 @@ const minimumMessageBytes = 16
 // The format allows 16 MiB messages; anything longer is a corrupt length, not a big event.
 const maximumMessageBytes = 16 * 1024 * 1024
 
-// `decode` keeps no state between calls, so one codec serves every stream. It loads with the first
-// event stream (Bedrock): about 2 MB of heap that gateways without one never hold.
-let codec: EventStreamCodec | null = null
-function eventStreamCodec(): EventStreamCodec {
-  if (codec === null) {
-    const require = createRequire(import.meta.url)
-    const { EventStreamCodec: Codec } = require('@smithy/eventstream-codec') as typeof EventStreamCodecModule
-    const { fromUtf8, toUtf8 } = require('@smithy/util-utf8') as typeof Utf8Module
-    codec = new Codec(toUtf8, fromUtf8)
-  }
-  return codec
+// The smithy codec is loaded with the first AWS stream: gateways without Bedrock (and most sidecars) never load it.
+const eventStreamModule = onDemand<typeof SmithyEventStream>('@smithy/eventstream-codec')
+const utf8Module = onDemand<typeof SmithyUtf8>('@smithy/util-utf8')
+let sharedCodec: EventStreamCodec | null = null
+
+/** `decode` keeps no state between calls, so one codec serves every stream. */
+function codec(): EventStreamCodec {
+  const { fromUtf8, toUtf8 } = utf8Module()
+  return (sharedCodec ??= new (eventStreamModule().EventStreamCodec)(toUtf8, fromUtf8))
 }
 const utf8 = new TextDecoder()
 
@@ -91,7 +89,7 @@ type Decoded = ReturnType<EventStreamCodec['decode']>
 
 function decodeMessage(bytes: Uint8Array): Decoded {
   try {
-    return eventStreamCodec().decode(bytes)
+    return codec().decode(bytes)
   } catch (error) {
     // CRC mismatches and bad header types: the bytes are not a valid event stream.
     throw new MalformedResponseError(`invalid event stream message: ${error instanceof Error ? error.message : String(error)}`)

@@ -6,7 +6,6 @@
  *   RFC 7523); the token is cached until shortly before it expires. The scope is cloud-platform
  *   unless the provider option `oauthScope` names another.
  */
-import { importPKCS8, SignJWT } from 'jose'
 import { GatewayError } from '../../core/errors.ts'
 import { AccessTokenCache, exchangeToken, tokenClientDefaults, type TokenClientOptions } from './access-token.ts'
 import { PUBLIC_NETWORK_ONLY, registerSigner, type Signer } from './index.ts'
@@ -42,6 +41,8 @@ export function parseServiceAccountKey(json: string): ServiceAccountKey {
 }
 
 async function signAssertion(key: ServiceAccountKey, tokenUri: string, scope: string, nowMs: number): Promise<string> {
+  // Loaded with the first Google credential: other gateways (and most sidecars) never load jose.
+  const { importPKCS8, SignJWT } = await import('jose')
   let privateKey: Awaited<ReturnType<typeof importPKCS8>>
   try {
     privateKey = await importPKCS8(key.private_key, 'RS256')
