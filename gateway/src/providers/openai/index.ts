@@ -99,9 +99,11 @@ export function openAIStream<Chunk extends { choices: Array<{ finish_reason: str
       if (isRecord(inBandError)) throw new ProviderStreamError(streamErrorInfo(inBandError))
       account(state, chunk)
       if (!state.stripUsage || !('usage' in chunk)) return [chunk]
-      // Without include_usage the client gets no usage chunk, and no `usage` field on the others.
+      // Without include_usage the client gets no usage chunk, and no `usage` field on the others
+      // (checked before copying: the usage chunk, the one that carries it, is dropped whole).
+      if ((chunk.choices ?? []).length === 0) return []
       const { usage: _usage, ...rest } = chunk
-      return (chunk.choices ?? []).length === 0 ? [] : [rest as Chunk]
+      return [rest as Chunk]
     },
     relay: {
       markers: RELAY_MARKERS,
