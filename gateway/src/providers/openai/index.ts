@@ -54,15 +54,30 @@ interface OpenAIStreamState {
 
 const USAGE_OBJECT = '"usage":{'
 const FINISH_REASON = '"finish_reason":"'
+/** `FINISH_REASON` without its opening quote (see `indexOfQuoted`). */
+const FINISH_REASON_WORD = FINISH_REASON.slice(1)
+const QUOTE = 0x22
 /** Every event that `relay.observe` (or `step`) must see holds one of these; the rest are relayed unread. */
 const RELAY_MARKERS: readonly string[] = ['"error"', USAGE_OBJECT, FINISH_REASON]
+
+/**
+ * Where a quote followed by `word` first occurs in `text`: `word` is searched for and the quote
+ * before it checked. A search for a needle that starts with a quote stops at every quote of the
+ * JSON and cost several times as much.
+ */
+function indexOfQuoted(text: string, word: string): number {
+  for (let at = text.indexOf(word, 1); at !== -1; at = text.indexOf(word, at + 1)) {
+    if (text.charCodeAt(at - 1) === QUOTE) return at - 1
+  }
+  return -1
+}
 
 /**
  * The first `finish_reason` string of an event's JSON text (the first choice's, as `step` reads it):
  * null when there is none, undefined when it holds an escape and only parsing can say.
  */
 function finishReasonText(raw: string): string | null | undefined {
-  const at = raw.indexOf(FINISH_REASON)
+  const at = indexOfQuoted(raw, FINISH_REASON_WORD)
   if (at === -1) return null
   const from = at + FINISH_REASON.length
   const end = raw.indexOf('"', from)
