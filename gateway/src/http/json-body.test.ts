@@ -1,7 +1,7 @@
 import Fastify from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { rawIntegerText } from '../core/exact-integer.ts'
-import { jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonBody, registerJsonBodyParser } from './json-body.ts'
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonBody, registerJsonBodyParser, scanJsonText } from './json-body.ts'
 import { renderError } from './error-handler.ts'
 import { checkNumber, optionalSeed } from '../validation/checks.ts'
 
@@ -12,6 +12,18 @@ describe('jsonDepthExceeds', () => {
     expect(jsonDepthExceeds('{"a":"[[[[[[\\"[[[["}', 1)).toBe(false)
     expect(jsonDepthExceeds('{"a\\\\":[[[1]]]}', 3)).toBe(true)
     expect(jsonDepthExceeds('['.repeat(1_000_000), MAX_JSON_DEPTH)).toBe(true)
+  })
+})
+
+describe('scanJsonText', () => {
+  it('finds runs of 16+ digits in numbers only, not in strings, in the same scan as the depth', () => {
+    expect(scanJsonText('{"seed":9223372036854775807}', 8)).toEqual({ tooDeep: false, longDigitRun: true })
+    expect(scanJsonText('[-1234567890123456]', 8).longDigitRun).toBe(true)
+    expect(scanJsonText('[1e1234567890123456]', 8).longDigitRun).toBe(true)
+    expect(scanJsonText('[123456789012345, 1.5]', 8).longDigitRun).toBe(false)
+    expect(scanJsonText('{"s":"12345678901234567890","k\\":"1"}', 8).longDigitRun).toBe(false)
+    expect(scanJsonText('{"1234567890123456789":1}', 8).longDigitRun).toBe(false)
+    expect(scanJsonText('[[[1234567890123456789]]]', 2)).toEqual({ tooDeep: true, longDigitRun: false })
   })
 })
 

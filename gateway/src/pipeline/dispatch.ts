@@ -42,6 +42,15 @@ export interface AttemptOptions {
   firstByteTimeoutMs?: number
 }
 
+export interface StreamAttemptOptions extends AttemptOptions {
+  /**
+   * Reshapes each batch before it is handed out (an empty result hands out nothing): a route's
+   * per-batch rewrite done here rather than by another iterator around `chunks`, which cost an
+   * async call per batch on every stream.
+   */
+  mapBatch?: (batch: readonly unknown[]) => readonly unknown[]
+}
+
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 
 function jsonOrText(text: string): unknown {
@@ -131,7 +140,7 @@ export function attemptStream<Request extends { model: string }, Response, Chunk
   operation: StreamingOperation<Request, Response, Chunk>,
   target: RouteTarget,
   request: Request,
-  options: AttemptOptions,
+  options: StreamAttemptOptions,
 ): Promise<StreamOutcome<Chunk>> {
   return openStream(operation, target, request, options, false) as Promise<StreamOutcome<Chunk>>
 }
@@ -149,7 +158,7 @@ export function attemptRelayedStream<Request extends { model: string }, Response
   operation: StreamingOperation<Request, Response, Chunk>,
   target: RouteTarget,
   request: Request,
-  options: AttemptOptions,
+  options: StreamAttemptOptions,
 ): Promise<StreamOutcome<RelayedChunk<Chunk>>> {
   return openStream(operation, target, request, options, true)
 }
@@ -184,7 +193,7 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
   operation: StreamingOperation<Request, Response, Chunk>,
   target: RouteTarget,
   request: Request,
-  options: AttemptOptions,
+  options: StreamAttemptOptions,
   relay: boolean,
 ): Promise<StreamOutcome<RelayedChunk<Chunk>>> {
   const { upstream, warnings } = operation.toUpstream(request, { upstreamModel: target.upstreamModel, options: target.provider.record.options })
@@ -268,6 +277,7 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
 
   // The head, the rest as it arrives, then what `finish` adds; written by hand (pipeline/batches.ts says why).
   let phase: 'head' | 'body' | 'finish' | 'tail' | 'over' = 'head'
+  const mapBatch = options.mapBatch
   const close = (): void => {
     if (phase === 'over') return
     phase = 'over'
@@ -283,22 +293,29 @@ async function openStream<Request extends { model: string }, Response, Chunk>(
   const chunks: AsyncIterableIterator<Array<RelayedChunk<Chunk>>> = {
     async next() {
       try {
-        if (phase === 'head') {
-          phase = ended ? 'finish' : 'body'
-          if (head.length > 0) return { done: false, value: head }
+        for (;;) {
+          let batch: Array<RelayedChunk<Chunk>>
+          if (phase === 'head') {
+            phase = ended ? 'finish' : 'body'
+            batch = head
+          } else if (phase === 'body') {
+            const next = await pull()
+            if (next === null) {
+              phase = 'finish'
+              continue
+            }
+            batch = next
+          } else if (phase === 'finish') {
+            result = transform.finish(state)
+            phase = 'tail'
+            batch = result.chunks
+          } else {
+            close()
+            return DONE
+          }
+          const out = mapBatch === undefined || batch.length === 0 ? batch : (mapBatch(batch) as Array<RelayedChunk<Chunk>>)
+          if (out.length > 0) return { done: false, value: out }
         }
-        while (phase === 'body') {
-          const next = await pull()
-          if (next === null) phase = 'finish'
-          else if (next.length > 0) return { done: false, value: next }
-        }
-        if (phase === 'finish') {
-          result = transform.finish(state)
-          phase = 'tail'
-          if (result.chunks.length > 0) return { done: false, value: result.chunks }
-        }
-        close()
-        return DONE
       } catch (error) {
         close()
         throw translateErrors(error)

@@ -9,7 +9,6 @@ import type { JsonOperation, ProviderAdapter, StreamingOperation, Warning } from
 import { openAIUsageBatch } from '../../providers/shared/usage-chunk.ts'
 import type { PipelineDeps } from '../../pipeline/build.ts'
 import { attemptJson, attemptRelayedStream, attemptStream } from '../../pipeline/dispatch.ts'
-import { stepBatches } from '../../pipeline/batches.ts'
 import type { RouteSpec } from '../../pipeline/route-spec.ts'
 import type { Exchange, Operation } from '../../pipeline/stage.ts'
 import type { RouteTarget } from '../../routing/target.ts'
@@ -57,9 +56,10 @@ function includeUsage(request: ModelBody): boolean {
  * Chat streams answer usage the OpenAI way whatever the provider: translating adapters put it on
  * the finishing chunk, which becomes the finish plus a choices-free usage chunk, or loses its usage
  * when the client did not ask for it. Accounting reads the stream's result, not these chunks.
+ * Applied by the dispatcher as it hands out each batch (no iterator of its own around the stream).
  */
-function inOpenAIUsageForm<Chunk>(batches: AsyncIterable<readonly Chunk[]>, include: boolean): AsyncIterable<readonly Chunk[]> {
-  return stepBatches(batches, { map: (batch) => openAIUsageBatch(batch, include) })
+function inOpenAIUsageForm(include: boolean): (batch: readonly unknown[]) => readonly unknown[] {
+  return (batch) => openAIUsageBatch(batch, include)
 }
 
 function inferenceRoute(operation: Operation & { name: OperationName }, validate: (body: Body) => void): RouteSpec {
@@ -72,10 +72,10 @@ function inferenceRoute(operation: Operation & { name: OperationName }, validate
       const adapterOperation = withForwardedHeaders(operationOf(target.route.provider.adapter, operation.name, target.route), target.forwardedHeaders)
       if (request.stream === true && 'stream' in adapterOperation) {
         const open = exchange.relayStreams ? attemptRelayedStream : attemptStream
-        const outcome = await open(adapterOperation, target.route, request, { signal })
+        const mapBatch = operation.name === 'chat' ? inOpenAIUsageForm(includeUsage(request)) : undefined
+        const outcome = await open(adapterOperation, target.route, request, { signal, mapBatch })
         addWarnings(exchange, outcome.warnings)
-        const batches = operation.name === 'chat' ? inOpenAIUsageForm(outcome.chunks, includeUsage(request)) : outcome.chunks
-        return { kind: 'stream', status: 200, batches, result: outcome.result }
+        return { kind: 'stream', status: 200, batches: outcome.chunks, result: outcome.result }
       }
       const outcome = await attemptJson(adapterOperation, target.route, request, { signal })
       addWarnings(exchange, outcome.warnings)

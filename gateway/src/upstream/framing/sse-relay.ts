@@ -62,6 +62,22 @@ function markerPattern(markers: readonly string[]): RegExp {
   return pattern
 }
 
+const markerOnlyPatterns = new WeakMap<readonly string[], RegExp>()
+
+/**
+ * The caller's markers alone, to test an event's data: one alternation costs a quarter of an
+ * `includes` per marker, whose search stops at every quote of the JSON (the markers start with one).
+ */
+function markersOnlyPattern(markers: readonly string[]): RegExp {
+  let pattern = markerOnlyPatterns.get(markers)
+  if (pattern === undefined) {
+    // A marker list can be empty; a pattern that never matches keeps `test` meaning "holds a marker".
+    pattern = markers.length === 0 ? /(?!)/ : new RegExp(markers.map(escapeRegExp).join('|'))
+    markerOnlyPatterns.set(markers, pattern)
+  }
+  return pattern
+}
+
 
 /** CR LF and lone CR as LF (byte for byte otherwise); a trailing CR ends its line already, so an LF that follows it is dropped. */
 function withLfLineEnds(bytes: Buffer, skipLeadingLf: boolean): { bytes: Buffer; endsWithCr: boolean } {
@@ -79,7 +95,7 @@ function withLfLineEnds(bytes: Buffer, skipLeadingLf: boolean): { bytes: Buffer;
  */
 export class SseRelayReader {
   readonly #body: AsyncIterator<Uint8Array>
-  readonly #markers: readonly string[]
+  readonly #markers: RegExp
   readonly #pattern: RegExp
   readonly #limits: SseLimits
   /**
@@ -97,7 +113,7 @@ export class SseRelayReader {
 
   constructor(body: AsyncIterator<Uint8Array>, markers: readonly string[], limits: SseLimits = defaultSseLimits) {
     this.#body = body
-    this.#markers = markers
+    this.#markers = markersOnlyPattern(markers)
     this.#pattern = markerPattern(markers)
     this.#limits = limits
   }
@@ -171,7 +187,7 @@ export class SseRelayReader {
       const fields = sseEventFields(bytes.toString('utf8', start, blankAfter === -1 ? text.length : blankAfter))
       if (fields?.data === DONE) return { read: { bytes: bytes.subarray(0, start), notable }, done: true }
       // A hit on `[DONE]` inside some text, say, is nothing to look at.
-      if (fields && (fields.event !== undefined || this.#markers.some((marker) => fields.data.includes(marker)))) notable.push({ start, end, ...fields })
+      if (fields && (fields.event !== undefined || this.#markers.test(fields.data))) notable.push({ start, end, ...fields })
       // Past this event: other hits in it would find it again.
       hit = nextHit(this.#pattern, text, end)
     }
