@@ -16,7 +16,8 @@ import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { serverArgs, withoutOtel } from './server-env.ts'
+import { serverArgs } from './server-env.ts'
+import { benchChatBody, benchVariant, driveChat, variantEnv } from './bench-variant.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const { values: flags } = parseArgs({
@@ -27,21 +28,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '4' },
   },
 })
-const variant = flags.variant!
-if (!['plain', 'metering', 'trace0', 'trace100'].includes(variant)) throw new Error(`unknown --variant ${variant}`)
-
-function variantEnv(sinkUrl: string | null): NodeJS.ProcessEnv {
-  const env = withoutOtel(process.env)
-  if (variant === 'plain' || sinkUrl === null) return env
-  if (variant === 'metering') return { ...env, GATEHOUSE_USAGE_SINK_URL: sinkUrl }
-  return {
-    ...env,
-    OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-    OTEL_TRACES_SAMPLER_ARG: variant === 'trace100' ? '1' : '0',
-  }
-}
+const variant = benchVariant(flags.variant!)
 
 interface GcTotals { promotedBytes: number; scavenges: number; fullCollections: number }
 
@@ -75,34 +62,15 @@ function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{
   })
 }
 
-async function drive(pool: Pool, ready: { workspaceKey: string; provider: string }, count: number, concurrency: number): Promise<void> {
-  const body = JSON.stringify({
-    model: 'gpt-4o-mini',
-    messages: [
-      { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
-      { role: 'user', content: 'Write one short sentence about measuring gateway overhead on loopback.' },
-    ],
-    max_tokens: 64,
-  })
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      next += 1
-      const response = await pool.request({
-        path: '/v1/chat/completions', method: 'POST', body,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${ready.workspaceKey}`, 'x-gateway-provider': ready.provider, ...FEATURE_METADATA_HEADER },
-      })
-      await response.body.text()
-      if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}`)
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker))
+function drive(pool: Pool, ready: { workspaceKey: string; provider: string }, count: number, concurrency: number): Promise<void> {
+  const headers = { authorization: `Bearer ${ready.workspaceKey}`, 'x-gateway-provider': ready.provider, ...FEATURE_METADATA_HEADER }
+  return driveChat(pool, headers, benchChatBody(), count, concurrency)
 }
 
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startTracedGateway(simulator.ready.baseUrl, variantEnv(sink?.ready.url ?? null))
+  const gateway = await startTracedGateway(simulator.ready.baseUrl, variantEnv(variant, sink?.ready.url ?? null))
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   gateway.mark()

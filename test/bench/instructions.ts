@@ -31,7 +31,8 @@ import { Pool } from 'undici'
 import { readCallgrindDump } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { serverArgs, withoutOtel } from './server-env.ts'
+import { serverArgs } from './server-env.ts'
+import { benchChatBody, benchVariant, driveChat, variantEnv } from './bench-variant.ts'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -47,24 +48,10 @@ const { values: flags } = parseArgs({
     'perf-map-dir': { type: 'string' },
   },
 })
-const variant = flags.variant!
-if (!['plain', 'metering', 'trace0', 'trace100'].includes(variant)) throw new Error(`unknown --variant ${variant}`)
+const variant = benchVariant(flags.variant!)
 const target = flags.target!
 if (!['gatehouse', 'bare'].includes(target)) throw new Error(`unknown --target ${target}`)
 if (target === 'bare' && variant !== 'plain') throw new Error('--target bare has no variants')
-
-function variantEnv(sinkUrl: string | null): NodeJS.ProcessEnv {
-  const env = withoutOtel(process.env)
-  if (variant === 'plain' || sinkUrl === null) return env
-  if (variant === 'metering') return { ...env, GATEHOUSE_USAGE_SINK_URL: sinkUrl }
-  return {
-    ...env,
-    OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-    OTEL_TRACES_SAMPLER_ARG: variant === 'trace100' ? '1' : '0',
-  }
-}
 
 interface TargetReady {
   url: string
@@ -109,30 +96,10 @@ function startUnderCallgrind(args: string[], env: NodeJS.ProcessEnv, outDir: str
   })
 }
 
-async function drive(pool: Pool, ready: TargetReady, count: number, concurrency: number): Promise<void> {
-  const body = JSON.stringify({
-    model: 'gpt-4o-mini',
-    messages: [
-      { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
-      { role: 'user', content: 'Write one short sentence about measuring gateway overhead on loopback.' },
-    ],
-    max_tokens: 64,
-    ...(flags.stream ? { stream: true } : {}),
-  })
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      next += 1
-      const response = await pool.request({
-        path: '/v1/chat/completions', method: 'POST', body,
-        // The bare proxy relays the same header bytes (the simulator takes any key and ignores the routing header).
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${ready.workspaceKey ?? BARE_KEY}`, 'x-gateway-provider': ready.provider ?? 'openai-bench', ...FEATURE_METADATA_HEADER },
-      })
-      await response.body.text()
-      if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}`)
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker))
+function drive(pool: Pool, ready: TargetReady, count: number, concurrency: number): Promise<void> {
+  // The bare proxy relays the same header bytes (the simulator takes any key and ignores the routing header).
+  const headers = { authorization: `Bearer ${ready.workspaceKey ?? BARE_KEY}`, 'x-gateway-provider': ready.provider ?? 'openai-bench', ...FEATURE_METADATA_HEADER }
+  return driveChat(pool, headers, benchChatBody(flags.stream), count, concurrency)
 }
 
 /** The newest dump file in `outDir` for `pid`. */
@@ -150,7 +117,7 @@ const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startUnderCallgrind(targetArgs(simulator.ready), variantEnv(sink?.ready.url ?? null), outDir)
+  const gateway = await startUnderCallgrind(targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null), outDir)
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' })

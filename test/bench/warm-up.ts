@@ -15,6 +15,7 @@ import { Pool } from 'undici'
 import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
 import { withoutOtel } from './server-env.ts'
+import { benchChatBody } from './bench-variant.ts'
 import { startNode, stopAll } from './processes.ts'
 import { readProcessCpu } from './procfs.ts'
 
@@ -55,14 +56,7 @@ const gateway = await startNode<{ url: string; workspaceKey: string; provider: s
   ...SERVER_NODE_FLAGS, join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', simulator.ready.baseUrl, '--features', flags.features!,
 ], { env: withoutOtel(process.env) })
 const pool = new Pool(gateway.ready.url, { connections })
-const body = JSON.stringify({
-  model: 'gpt-4o-mini',
-  messages: [
-    { role: 'system', content: 'You are a concise assistant that answers benchmark questions.' },
-    { role: 'user', content: 'Write one short sentence about measuring gateway overhead on loopback.' },
-  ],
-  max_tokens: 64,
-})
+const body = benchChatBody()
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${gateway.ready.workspaceKey}`, 'x-gateway-provider': gateway.ready.provider, ...FEATURE_METADATA_HEADER }
 
 let served = 0
