@@ -111,26 +111,39 @@ interface CounterSeries {
   value: number
 }
 
-/** A monotonic counter (prom-client `Counter`'s exposition). */
-export class SeriesCounter<const Names extends readonly string[]> {
+/** What both kinds share: the registry's view (name, help, type, aggregator), the label names and the series table. */
+abstract class SeriesMetric<Names extends readonly string[], Entry> {
   readonly name: string
   readonly help: string
-  readonly type = 'counter' as const
+  abstract readonly type: 'counter' | 'histogram'
   readonly aggregator = 'sum' as const
   readonly labelNames: Names
-  readonly #series: SeriesTable<CounterSeries>
+  protected readonly series: SeriesTable<Entry>
 
-  constructor(config: SeriesConfig<Names>) {
+  constructor(config: SeriesConfig<Names>, create: (labels: Record<string, string>) => Entry) {
     this.name = config.name
     this.help = config.help
     this.labelNames = config.labelNames
-    this.#series = new SeriesTable(config.labelNames, (labels) => ({ labels, value: 0 }))
+    this.series = new SeriesTable(config.labelNames, create)
     register(this, config.registers)
+  }
+
+  reset(): void {
+    this.series.clear()
+  }
+}
+
+/** A monotonic counter (prom-client `Counter`'s exposition). */
+export class SeriesCounter<const Names extends readonly string[]> extends SeriesMetric<Names, CounterSeries> {
+  readonly type = 'counter' as const
+
+  constructor(config: SeriesConfig<Names>) {
+    super(config, (labels) => ({ labels, value: 0 }))
   }
 
   inc(values: LabelValues<Names>, amount = 1): void {
     if (checkedAmount(amount) < 0) throw new Error('It is not possible to decrease a counter')
-    this.#series.get(values).value += amount
+    this.series.get(values).value += amount
   }
 
   get(): Promise<Exposition<ExposedValue>> {
@@ -139,12 +152,8 @@ export class SeriesCounter<const Names extends readonly string[]> {
       help: this.help,
       type: this.type,
       aggregator: this.aggregator,
-      values: this.#series.entries.map(({ labels, value }) => ({ value, labels })),
+      values: this.series.entries.map(({ labels, value }) => ({ value, labels })),
     })
-  }
-
-  reset(): void {
-    this.#series.clear()
   }
 }
 
@@ -157,28 +166,20 @@ interface HistogramSeries {
 }
 
 /** A histogram with fixed upper bounds (prom-client `Histogram`'s exposition). */
-export class SeriesHistogram<const Names extends readonly string[]> {
-  readonly name: string
-  readonly help: string
+export class SeriesHistogram<const Names extends readonly string[]> extends SeriesMetric<Names, HistogramSeries> {
   readonly type = 'histogram' as const
-  readonly aggregator = 'sum' as const
-  readonly labelNames: Names
   readonly #bounds: readonly number[]
-  readonly #series: SeriesTable<HistogramSeries>
 
   constructor(config: SeriesConfig<Names> & { readonly buckets: readonly number[] }) {
-    this.name = config.name
-    this.help = config.help
-    this.labelNames = config.labelNames
     // Ascending, as prom-client takes them (it does not sort either).
-    this.#bounds = [...config.buckets]
-    this.#series = new SeriesTable(config.labelNames, (labels) => ({ labels, counts: this.#bounds.map(() => 0), sum: 0, count: 0 }))
-    register(this, config.registers)
+    const bounds = [...config.buckets]
+    super(config, (labels) => ({ labels, counts: bounds.map(() => 0), sum: 0, count: 0 }))
+    this.#bounds = bounds
   }
 
   observe(values: LabelValues<Names>, value: number): void {
     checkedAmount(value)
-    const series = this.#series.get(values)
+    const series = this.series.get(values)
     const bounds = this.#bounds
     let bucket = 0
     while (bucket < bounds.length && value > bounds[bucket]!) bucket++
@@ -191,7 +192,7 @@ export class SeriesHistogram<const Names extends readonly string[]> {
   getForPromString(): Promise<Exposition<ExposedBucket>> {
     const bucketName = `${this.name}_bucket`
     const values: ExposedBucket[] = []
-    for (const series of this.#series.entries) {
+    for (const series of this.series.entries) {
       let cumulative = 0
       this.#bounds.forEach((bound, index) => {
         cumulative += series.counts[index]!
@@ -210,9 +211,5 @@ export class SeriesHistogram<const Names extends readonly string[]> {
   async get(): Promise<Exposition<ExposedValue>> {
     const data = await this.getForPromString()
     return { ...data, values: data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })) }
-  }
-
-  reset(): void {
-    this.#series.clear()
   }
 }
