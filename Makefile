@@ -19,13 +19,14 @@ endif
 
 DEPS_STAMP := node_modules/.gatehouse-deps
 
-.PHONY: help run test lint typecheck bench node deps clean
+.PHONY: help run test lint typecheck bench dist node deps clean
 
 help:
 	@echo "make run      run Gatehouse (embedded: control plane + gateway, PGlite in .data/)"
 	@echo "make test     run every test suite"
 	@echo "make lint     typecheck and lint"
 	@echo "make bench    loopback benchmark: direct vs bare Node proxy vs Gatehouse; sidecar start and memory"
+	@echo "make dist     the production build the image runs: dist/gatehouse.mjs (bundled, minified)"
 
 $(LOCAL_NODE_DIR)/bin/node:
 	@mkdir -p $(TOOLS_DIR)/download
@@ -51,6 +52,10 @@ EMBEDDED_NODE_FLAGS := --liftoff-only --max-semi-space-size=2 --optimize-for-siz
 run: $(DEPS_STAMP)
 	node $(EMBEDDED_NODE_FLAGS) operator/bin/gatehouse.js start -f examples/resources.yaml
 
+# The production build (operator/scripts/bundle.ts): `node dist/gatehouse.mjs <command>`.
+dist: $(DEPS_STAMP)
+	node operator/scripts/bundle.ts --out dist
+
 typecheck: $(DEPS_STAMP)
 	npx tsc -p tsconfig.json
 
@@ -65,7 +70,7 @@ bench: $(DEPS_STAMP)
 	node test/bench/sidecar-start.ts
 
 clean:
-	rm -rf node_modules .data bench-results
+	rm -rf node_modules .data bench-results dist
 
 -include mk/*.mk
 test-tools::

@@ -30,7 +30,7 @@ import { Redis } from 'ioredis'
 import { dropPrefix, redisReachable } from '../helpers/redis.ts'
 import type { LoadJob, LoadResult, TargetRequest } from './load.ts'
 import { startNode, type Started } from './processes.ts'
-import { serverArgs, serverEnv } from './server-env.ts'
+import { benchGatewayScript, serverArgs, serverEnv } from './server-env.ts'
 
 export const FEATURE_SCENARIO = 'feature-sat'
 
@@ -112,8 +112,9 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
     { name: 'tracing 100 %', features: '', env: traced('1') },
   ]
   // Loading the tracing SDK takes seconds more than a plain start on a busy machine.
+  const gatewayScript = await benchGatewayScript(root)
   const started = await Promise.all(plans.map((plan) =>
-    startNode<GatewayReady>(`gatehouse ${plan.name}`, serverArgs(join(root, 'test/bench/gateway-process.ts'), ['--upstream', upstreamBaseUrl, '--features', plan.features]), { timeoutMs: 120_000, env: plan.env }),
+    startNode<GatewayReady>(`gatehouse ${plan.name}`, serverArgs(gatewayScript, ['--upstream', upstreamBaseUrl, '--features', plan.features]), { timeoutMs: 120_000, env: plan.env }),
   ))
   const variants: FeatureVariant[] = [
     { name: 'bare Node proxy', origin: bare.origin, headers: {}, pid: bare.pid },

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { serverArgs } from './server-env.ts'
+import { benchGatewayScript, serverArgs } from './server-env.ts'
 import { benchChatBody, benchVariant, driveChat, variantEnv } from './bench-variant.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -33,9 +33,10 @@ const variant = benchVariant(flags.variant!)
 interface GcTotals { promotedBytes: number; scavenges: number; fullCollections: number }
 
 /** Starts the gateway with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
-function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; mark: () => void; totals: () => GcTotals; stop: () => void }> {
+async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; mark: () => void; totals: () => GcTotals; stop: () => void }> {
+  const script = await benchGatewayScript(ROOT)
   const child = spawn(process.execPath, [
-    '--trace-gc-nvp', ...serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), []), '--upstream', upstream, '--features', variant === 'metering' ? 'metering' : '',
+    '--trace-gc-nvp', ...serverArgs(script, []), '--upstream', upstream, '--features', variant === 'metering' ? 'metering' : '',
   ], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let counting = false
   const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0 }

@@ -31,7 +31,7 @@ import { Pool } from 'undici'
 import { readCallgrindDump } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { serverArgs } from './server-env.ts'
+import { benchGatewayScript, serverArgs } from './server-env.ts'
 import { benchChatBody, benchVariant, driveChat, variantEnv } from './bench-variant.ts'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 
@@ -61,12 +61,12 @@ interface TargetReady {
 }
 
 /** The measured server's command line: as `make bench` starts it (both servers with the image's V8 flags). */
-function targetArgs(upstream: { url: string; baseUrl: string }): string[] {
+async function targetArgs(upstream: { url: string; baseUrl: string }): Promise<string[]> {
   if (target === 'bare') return serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
   // V8's perf map names JIT code, which a callgrind dump names by address only.
   const perfMap = flags['perf-map-dir'] ? ['--perf-basic-prof', `--perf-basic-prof-path=${flags['perf-map-dir']}`] : []
   return [
-    ...perfMap, ...serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), []),
+    ...perfMap, ...serverArgs(await benchGatewayScript(ROOT), []),
     '--upstream', upstream.baseUrl,
     '--features', variant === 'metering' ? 'metering' : '',
     // Under valgrind a second holds a few dozen requests: batches leave full (500 records), as under load.
@@ -117,7 +117,7 @@ const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startUnderCallgrind(targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null), outDir)
+  const gateway = await startUnderCallgrind(await targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null), outDir)
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' })

@@ -22,7 +22,7 @@ import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } 
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
 import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
-import { describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
+import { benchGatewayScript, describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -110,19 +110,19 @@ interface Targets {
 }
 
 /** `node` arguments of the bare proxy and of Gatehouse, relaying to `upstream`. */
-function serverCommands(upstream: SimulatorReady): { bare: string[]; gatehouse: string[] } {
+async function serverCommands(upstream: SimulatorReady): Promise<{ bare: string[]; gatehouse: string[] }> {
   return {
     bare: serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url]),
-    gatehouse: serverArgs(join(ROOT, 'test/bench/gateway-process.ts'), ['--upstream', upstream.baseUrl]),
+    gatehouse: serverArgs(await benchGatewayScript(ROOT), ['--upstream', upstream.baseUrl]),
   }
 }
 
 async function startServers(): Promise<Targets> {
   // Both as the image starts Gatehouse (server-env.ts): RSS under load depends on the heap settings.
   const unused = { url: 'http://127.0.0.1:9', baseUrl: 'http://127.0.0.1:9/v1' }
-  await warmCompileCache(ROOT, Object.entries(serverCommands(unused)).map(([name, args]) => ({ name, args })))
+  await warmCompileCache(ROOT, Object.entries(await serverCommands(unused)).map(([name, args]) => ({ name, args })))
   const simulator = await startNode<SimulatorReady>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
-  const commands = serverCommands(simulator.ready)
+  const commands = await serverCommands(simulator.ready)
   const profile = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []
   const [bare, gatehouse] = await Promise.all([
     startNode<ProxyReady>('bare', commands.bare, { env: serverEnv(ROOT) }),

@@ -13,6 +13,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
+import { bundle } from '../../operator/scripts/bundle.ts'
 import { startNode, stopAll } from './processes.ts'
 
 /** The chart's gateway memory limit (charts/gatehouse/values.yaml gateway.resources.limits.memory; server-env.test.ts). */
@@ -33,6 +34,20 @@ export const CONTAINER_HEAP_FLAGS: readonly string[] = [`--max-old-space-size=${
 /** Kept between runs (bench-results/ is ignored by git); Node keys its entries by its version and V8 flags. */
 export function compileCacheDir(root: string): string {
   return join(root, 'bench-results', '.node-compile-cache')
+}
+
+let gatewayScript: Promise<string> | undefined
+
+/**
+ * The bench gateway's script, as the image runs Gatehouse: test/bench/gateway-process.ts and the
+ * gateway modules it loads, bundled and minified by the production build (operator/scripts/bundle.ts)
+ * into bench-results/dist-bench, once per process. BENCH_FROM_SOURCES=1 runs the TypeScript sources
+ * instead (a CPU profile then names source files and lines).
+ */
+export function benchGatewayScript(root: string): Promise<string> {
+  if (process.env.BENCH_FROM_SOURCES === '1') return Promise.resolve(join(root, 'test/bench/gateway-process.ts'))
+  gatewayScript ??= bundle(join(root, 'bench-results', 'dist-bench'), { 'gateway-process': join(root, 'test/bench/gateway-process.ts') }).then((result) => result.entries['gateway-process']!)
+  return gatewayScript
 }
 
 /** The environment of a process that must not trace: no OTEL_* from the caller's shell. */

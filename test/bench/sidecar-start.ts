@@ -6,9 +6,12 @@
  * writes it. Prints, per run: spawn → first chat completion answered on loopback (against the
  * OpenAI simulator, no key), and the resident set after idling.
  *
- * The image ships a V8 compile cache warmed at build time (Dockerfile, NODE_COMPILE_CACHE), so a
- * sidecar starts with its modules already compiled. Here the first run fills a cache shared by the
- * runs (it is reported as cold and left out of the median, unless it is the only run).
+ * The sidecar runs as the image runs it: the production build of the command (operator/scripts/
+ * bundle.ts, built here into bench-results/dist-command), the image's environment (SERVER_ENV) and
+ * the webhook's (SIDECAR_ENV). The image ships a V8 compile cache warmed at build time (Dockerfile,
+ * NODE_COMPILE_CACHE), so a sidecar starts with its modules already compiled. Here the first run
+ * fills a cache shared by the runs (it is reported as cold and left out of the median, unless it
+ * is the only run). BENCH_FROM_SOURCES=1 runs the TypeScript sources instead of the build.
  *
  *   node test/bench/sidecar-start.ts [--runs 4] [--idle-ms 5000]     (also part of `make bench`)
  * BENCH_NODE_OPTIONS replaces the sidecar's NODE_OPTIONS, BENCH_NODE_ARGS the V8 flags of its command
@@ -21,13 +24,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
+import { SERVER_ENV } from '../../operator/src/cli/node-flags.ts'
+import { COMMAND_ENTRY, bundle } from '../../operator/scripts/bundle.ts'
+import { SIDECAR_ENV, SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
 import { freePort } from '../helpers/processes.ts'
 import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { readProcessMemory } from './procfs.ts'
 
-const GATEHOUSE_BIN = fileURLToPath(new URL('../../operator/bin/gatehouse.js', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const GATEHOUSE_BIN = process.env.BENCH_FROM_SOURCES === '1'
+  ? join(ROOT, 'operator/bin/gatehouse.js')
+  : (await bundle(join(ROOT, 'bench-results', 'dist-command'), COMMAND_ENTRY)).entries.gatehouse!
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, 'idle-ms': { type: 'string', default: '5000' } } })
 const runs = Number(values.runs)
 const idleMs = Number(values['idle-ms'])
@@ -58,8 +66,10 @@ async function oneRun(upstream: string, compileCache: string): Promise<{ startMs
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
-      // As the webhook writes it (operator/src/webhook/inject.ts).
-      NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=1',
+      // As the image and the webhook set it (node-flags.ts, operator/src/webhook/inject.ts).
+      ...SERVER_ENV,
+      ...SIDECAR_ENV,
+      ...(process.env.BENCH_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS }),
       // As the image sets it (Dockerfile).
       NODE_COMPILE_CACHE: compileCache,
       GATEHOUSE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { withoutOtel } from './server-env.ts'
+import { benchGatewayScript, withoutOtel } from './server-env.ts'
 import { benchChatBody } from './bench-variant.ts'
 import { startNode, stopAll } from './processes.ts'
 import { readProcessCpu } from './procfs.ts'
@@ -53,7 +53,7 @@ function threadCpuMs(pid: number): { main: number; others: number } {
 
 const simulator = await startNode<{ baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
 const gateway = await startNode<{ url: string; workspaceKey: string; provider: string }>('gatehouse', [
-  ...SERVER_NODE_FLAGS, join(ROOT, 'test/bench/gateway-process.ts'), '--upstream', simulator.ready.baseUrl, '--features', flags.features!,
+  ...SERVER_NODE_FLAGS, await benchGatewayScript(ROOT), '--upstream', simulator.ready.baseUrl, '--features', flags.features!,
 ], { env: withoutOtel(process.env) })
 const pool = new Pool(gateway.ready.url, { connections })
 const body = benchChatBody()

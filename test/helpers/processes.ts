@@ -27,9 +27,12 @@ export interface GatehouseProcess {
   stop(): Promise<void>
 }
 
-/** `nodeFlags`: V8 flags of the `node` command line, as a container's command carries them. */
-export function startGatehouse(args: string[], env: Record<string, string>, nodeFlags: readonly string[] = []): GatehouseProcess {
-  const child = spawn(process.execPath, [...nodeFlags, GATEHOUSE_BIN, ...args], {
+/**
+ * `nodeFlags`: V8 flags of the `node` command line, as a container's command carries them;
+ * `script`: the command's script, the sources' by default (the production build's in test/build).
+ */
+export function startGatehouse(args: string[], env: Record<string, string>, nodeFlags: readonly string[] = [], script = GATEHOUSE_BIN): GatehouseProcess {
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], {
     // Metrics on an ephemeral port and no drain window, so parallel processes never collide on
     // 9464 and a stop does not wait 5 s; a test that needs either sets it.
     env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'info', GATEHOUSE_METRICS_PORT: '0', GATEHOUSE_SHUTDOWN_DELAY_MS: '0', ...env },

@@ -29,6 +29,7 @@ import { generateApiKey, SIDECAR_KEY_HEADER, SIDECAR_STREAM_PATH, sidecarKeyPair
 import { testBackends, TEST_ENCRYPTION_KEY } from '../../operator/src/store/testing.ts'
 import { issueCa } from '../../operator/src/webhook/certificates.ts'
 import { SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
+import { IMAGE_COMMAND_SCRIPT } from '../../operator/src/cli/node-flags.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
@@ -144,7 +145,7 @@ async function runInjected(pod: Pod, token: string): Promise<{ process: Gatehous
   await writeFile(join(root, 'gatehouse-token', 'token'), token)
   env.GATEHOUSE_HEALTH_HOST = '127.0.0.1'
   env.GATEHOUSE_HEALTH_PORT = '0'
-  expect(container!.command).toEqual(['node', ...SIDECAR_NODE_FLAGS, 'operator/bin/gatehouse.js', 'sidecar'])
+  expect(container!.command).toEqual(['node', ...SIDECAR_NODE_FLAGS, IMAGE_COMMAND_SCRIPT, 'sidecar'])
   const process = startGatehouse([container!.command!.at(-1)!], env, container!.command!.slice(1, -2))
   sidecars.push(process)
   return { process, env }

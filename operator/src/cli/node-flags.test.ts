@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { SIDECAR_NODE_FLAGS } from '../webhook/inject.ts'
-import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
+import { EMBEDDED_NODE_FLAGS, IMAGE_COMMAND_SCRIPT, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
 
 const root = new URL('../../../', import.meta.url)
 
@@ -13,9 +13,11 @@ describe('node flags of the servers', () => {
   it('the image entrypoint starts every server with them', async () => {
     const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
     const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)![1]!) as string[]
-    expect(entrypoint).toEqual(['node', ...SERVER_NODE_FLAGS, 'operator/bin/gatehouse.js'])
+    expect(entrypoint).toEqual(['node', ...SERVER_NODE_FLAGS, IMAGE_COMMAND_SCRIPT])
     // Node keys its compile cache by the V8 flags: a cache warmed without them would go unused.
-    expect(dockerfile).toContain(`RUN node ${SERVER_NODE_FLAGS.join(' ')} --input-type=module -e "await import('/app/operator/src/cli/main.ts')"`)
+    expect(dockerfile).toContain(`RUN node ${SERVER_NODE_FLAGS.join(' ')} ${IMAGE_COMMAND_SCRIPT} --help`)
+    // The build stage writes the script the entrypoint runs.
+    expect(dockerfile).toContain(`RUN node operator/scripts/bundle.ts --out /app/${IMAGE_COMMAND_SCRIPT.split('/')[0]}`)
   })
 
   it('the image sets the servers\' environment', async () => {
@@ -26,7 +28,7 @@ describe('node flags of the servers', () => {
 
   it("the image warms the sidecar's compile cache with the sidecar's flags", async () => {
     const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
-    expect(dockerfile).toContain(`RUN node ${SIDECAR_NODE_FLAGS.join(' ')} --input-type=module -e "await import('/app/operator/src/cli/main.ts'); await import('/app/gateway/src/sidecar-main.ts')"`)
+    expect(dockerfile).toContain(`RUN node ${SIDECAR_NODE_FLAGS.join(' ')} ${IMAGE_COMMAND_SCRIPT} --help`)
   })
 
   it('make run starts the embedded process with them', async () => {
