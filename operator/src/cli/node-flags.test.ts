@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { SIDECAR_NODE_FLAGS } from '../webhook/inject.ts'
-import { EMBEDDED_NODE_FLAGS, IMAGE_COMMAND_SCRIPT, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
+import { IMAGE_COMMAND_SCRIPT, SIDECAR_NODE_FLAGS } from '../webhook/inject.ts'
+import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
 
 const root = new URL('../../../', import.meta.url)
 

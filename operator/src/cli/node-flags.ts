@@ -8,13 +8,6 @@
  */
 
 /**
- * The script of every `node` command in the image (entrypoint, the webhook's sidecar): the
- * production build of the `gatehouse` command, bundled and minified (operator/scripts/bundle.ts),
- * relative to the image's working directory.
- */
-export const IMAGE_COMMAND_SCRIPT = 'dist/gatehouse.mjs'
-
-/**
  * Every server. 4 MB semi-spaces instead of V8's 64 MB on a large machine (under 50 connections
  * the young generation filled and held 128 MB). The young generation is both semi-spaces, so this
  * holds 8 MB of it resident; smaller costs scavenges. Measured on 2026-11-28 under `make bench`'s

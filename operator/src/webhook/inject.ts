@@ -7,7 +7,6 @@
  * SDKs that insist on one (the sidecar ignores them). Pure: the caller looks objects up.
  */
 import { SIDECAR_TOKEN_AUDIENCE } from '@gatehouse/gateway/snapshot'
-import { IMAGE_COMMAND_SCRIPT } from '../cli/node-flags.ts'
 
 export const INJECT_LABEL = 'gatehouse.dev/inject'
 export const ANNOTATIONS = {
@@ -28,6 +27,13 @@ export const TOKEN_DIRECTORY = '/var/run/secrets/gatehouse.dev/token'
 export const CACHE_DIRECTORY = '/var/run/gatehouse'
 /** Not a credential: SDKs refuse to start without some key, and the sidecar never reads it. */
 export const PLACEHOLDER_API_KEY = 'gatehouse-sidecar-no-key-needed'
+/**
+ * The script of every `node` command in the image, the sidecar's and the Dockerfile's entrypoint
+ * (node-flags.test.ts checks it): the production build of the `gatehouse` command, bundled and
+ * minified (operator/scripts/bundle.ts), relative to the image's working directory.
+ */
+export const IMAGE_COMMAND_SCRIPT = 'dist/gatehouse.mjs'
+
 /**
  * V8 flags of the sidecar's `node` command (Node refuses them in NODE_OPTIONS). An idle sidecar's
  * budget is 80 MB: `--liftoff-only` keeps undici's HTTP parser (WebAssembly) on V8's baseline
