@@ -17,7 +17,8 @@
  *     http/schema-compilers.ts, cache/semantic-index.ts): a bundled copy beside the required one
  *     would be a second instance (undici's errors would fail `instanceof`);
  *   - PGlite, which finds its WebAssembly and data files beside its own module.
- * The store's SQL migrations, read from a folder beside their module, are copied to `dist/`.
+ * The store's SQL migrations, read from a folder beside their module, are copied to `dist/`; the
+ * first start's initdb process (store/pglite-init-child.ts) is an entry of its own beside the command.
  *
  * The benchmark builds its gateway process the same way (test/bench/server-env.ts), so it measures
  * the code as it ships.
@@ -50,8 +51,14 @@ function isExternal(id: string): boolean {
   return EXTERNAL_PACKAGES.some((name) => id === name || id.startsWith(`${name}/`))
 }
 
-/** The image's command: `node dist/gatehouse.mjs <command>`. */
-export const COMMAND_ENTRY = { gatehouse: join(ROOT, 'operator/bin/gatehouse.js') }
+/**
+ * The image's command: `node dist/gatehouse.mjs <command>`, and the process it starts to create
+ * the embedded database on a first start (store/pglite-first-start.ts runs the file beside its chunk).
+ */
+export const COMMAND_ENTRY = {
+  gatehouse: join(ROOT, 'operator/bin/gatehouse.js'),
+  'pglite-init-child': join(ROOT, 'operator/src/store/pglite-init-child.ts'),
+}
 
 export interface BundleResult {
   outDir: string

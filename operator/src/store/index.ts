@@ -2,7 +2,7 @@
  * The admin store: one interface over PostgreSQL (`pg`) and embedded PGlite.
  *
  *   openStore({ kind: 'pglite', dataDir: null })          // in memory (tests)
- *   openStore({ kind: 'pglite', dataDir: '.data/db' })    // embedded mode
+ *   openStore({ kind: 'pglite', dataDir: '.data/db' })    // embedded mode (created by a child process on a first start)
  *   openStore({ kind: 'postgres', url: 'postgres://…' })  // cluster mode
  *
  * Opening applies the migrations in ./migrations (one dialect for both). Repositories hang off the
@@ -18,6 +18,7 @@ import { parseKeyring, type Keyring } from '../crypto/envelope.ts'
 import { ChangeFeed, type ChangeListener } from './change-feed.ts'
 import { migrate } from './migrate.ts'
 import { openPgliteDatabase } from './pglite-driver.ts'
+import { ensurePgliteDataDir } from './pglite-first-start.ts'
 import { openPostgresDatabase } from './postgres-driver.ts'
 import { ApiKeyRepository } from './repos/api-keys.ts'
 import { AuditRepository } from './repos/audit.ts'
@@ -136,6 +137,8 @@ function repositories(db: SqlExecutor, sink: ChangeSink, keyring: Keyring | null
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
+  // A first start creates the database in a child process (its memory is not this process's).
+  if (options.kind === 'pglite' && options.dataDir !== null) await ensurePgliteDataDir(options.dataDir)
   const db: SqlDatabase = options.kind === 'pglite'
     ? await openPgliteDatabase(options.dataDir)
     : await openPostgresDatabase(options.maxConnections === undefined ? { url: options.url } : { url: options.url, maxConnections: options.maxConnections })
