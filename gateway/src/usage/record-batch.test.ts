@@ -36,4 +36,12 @@ describe('RecordBatch', () => {
     expect(second.lines()).toEqual(records.slice(100, 200))
     expect(Buffer.concat(second.parts().parts).toString('utf8')).toBe(records.slice(100, 200).join(','))
   })
+
+  it('holds more records than its span array first has room for', () => {
+    const many = Array.from({ length: 1200 }, (_, index) => `{"id":"r${index}"}`)
+    const batch = RecordBatch.of(many)
+    expect(batch.count).toBe(1200)
+    expect(batch.lines()).toEqual(many)
+    expect(Buffer.concat(batch.parts().parts).toString('utf8')).toBe(many.join(','))
+  })
 })
