@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { usageRecord } from '../snapshot/usage-record.ts'
-import { wireLine, type UsageDraft } from './draft.ts'
+import { jsonString, wireLine, type UsageDraft } from './draft.ts'
 
 /** A draft as the account stage leaves a plain request: most fields at their defaults. */
 function leanDraft(): UsageDraft {
@@ -78,4 +78,14 @@ describe('wireLine', () => {
     expect(stored({ ...fullDraft(), logLevel: 'off' })).toMatchObject({ logLevel: 'off', metadata: {}, requestBody: null, responseBody: null })
     expect(stored({ ...fullDraft(), logLevel: 'metadata' })).toMatchObject({ logLevel: 'metadata', metadata: { team: 'a' }, requestBody: null, responseBody: null })
   })
+
+  it('writes strings and numbers as JSON.stringify does, escapes and unpaired surrogates included', () => {
+    const texts = ['', 'gpt-4o', 'say "hi"', 'back\\slash', 'line\nbreak\ttab\u0000nul\u001f', 'é€🙂', 'lone \ud83d high', 'lone \ude42 low', '\u2028\u2029', '\u007f']
+    for (const text of texts) expect(jsonString(text)).toBe(JSON.stringify(text))
+    const draft: UsageDraft = { ...fullDraft(), id: 'id "quoted"', modelServed: 'model\n\ud800', errorCode: 'é🙂', costUsd: Number.NaN, latencyMs: 1.5e-7, metadata: { 'key "q"': 'v\\', long: 'x'.repeat(5000) } }
+    const wire = JSON.parse(wireLine(draft)) as Record<string, unknown>
+    expect(wire).toMatchObject({ id: 'id "quoted"', modelServed: 'model\n\ud800', errorCode: 'é🙂', costUsd: null, latencyMs: 1.5e-7 })
+    expect(wire.metadata).toEqual({ 'key "q"': 'v\\', long: 'x'.repeat(4096) })
+  })
 })
+

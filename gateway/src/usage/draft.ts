@@ -3,7 +3,7 @@
  * milliseconds, references to the bodies), turned into its wire line (ISO times, redacted bodies,
  * defaults left out) by the shipper, off the request path.
  */
-import type { LogLevel, UsageRecordInput } from '../snapshot/usage-record.ts'
+import type { LogLevel } from '../snapshot/usage-record.ts'
 import { loggableJson } from './redact.ts'
 
 export interface UsageDraft {
@@ -79,17 +79,62 @@ export interface UsageSink {
 
 const MAX_METADATA_VALUE_CHARS = 4096
 
-/** The metadata as the contract stores it (values as bounded strings); null when nothing is left. */
-function metadataStrings(metadata: Readonly<Record<string, unknown>>): Record<string, string> | null {
-  let out: Record<string, string> | null = null
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const FIRST_PRINTABLE = 0x20
+const FIRST_SURROGATE = 0xd800
+const LAST_SURROGATE = 0xdfff
+
+/**
+ * `JSON.stringify(text)`: quoted as it is when nothing in it needs escaping (ids, names, model
+ * ids: every string of a usual record), else by the builtin (quotes, backslashes, control
+ * characters, and surrogates, which it escapes when unpaired).
+ */
+export function jsonString(text: string): string {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (code < FIRST_PRINTABLE || code === QUOTE || code === BACKSLASH || (code >= FIRST_SURROGATE && code <= LAST_SURROGATE)) return JSON.stringify(text)
+  }
+  return `"${text}"`
+}
+
+/**
+ * `jsonString` of a name that recurs from record to record (ids and slugs from the snapshot, model
+ * ids, routes, codes), remembered: a map read is a third of the scan. Bounded; past it the names
+ * are forgotten and remembered afresh. Per-request values (record, trace and span ids) are not
+ * remembered, they would only churn the map.
+ */
+const quotedNames = new Map<string, string>()
+const MAX_QUOTED_NAMES = 4096
+
+function jsonName(name: string): string {
+  let quoted = quotedNames.get(name)
+  if (quoted === undefined) {
+    quoted = jsonString(name)
+    if (quotedNames.size >= MAX_QUOTED_NAMES) quotedNames.clear()
+    quotedNames.set(name, quoted)
+  }
+  return quoted
+}
+
+/** `JSON.stringify(value)` of a number: what is not finite is `null`. */
+function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? `${value}` : 'null'
+}
+
+/** The metadata as the contract stores it (values as bounded strings), as a JSON object's text; null when nothing is left. */
+function metadataJson(metadata: Readonly<Record<string, unknown>>): string | null {
+  let out: string | null = null
   for (const key of Object.keys(metadata)) {
     const value = metadata[key]
     if (value === null || value === undefined || key.length > 255) continue
     const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value)
-    out ??= {}
-    out[key] = text.length > MAX_METADATA_VALUE_CHARS ? text.slice(0, MAX_METADATA_VALUE_CHARS) : text
+    // A JSON text of `undefined` (a function, a symbol): JSON.stringify of an object left such values out.
+    if (text === undefined) continue
+    const bounded = text.length > MAX_METADATA_VALUE_CHARS ? text.slice(0, MAX_METADATA_VALUE_CHARS) : text
+    out = `${out === null ? '{' : `${out},`}${jsonString(key)}:${jsonString(bounded)}`
   }
-  return out
+  return out === null ? null : `${out}}`
 }
 
 /**
@@ -108,98 +153,78 @@ function isoTime(ms: number): string {
   return `${isoPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`
 }
 
-/**
- * The record as it goes on the wire, bodies aside: only what differs from the contract schema's
- * defaults (null, 0, false, `{}`, log level `metadata`), which the control plane fills back in. A
- * typical record has a dozen of its fifty fields set, so this halves the bytes serialised, sent
- * and parsed. One named test per field, not a loop over names: keyed stores onto a growing object
- * cost three times as much (1.4 against 0.5 µs a record).
- */
-function wireRecord(draft: UsageDraft): UsageRecordInput {
-  const record: UsageRecordInput = {
-    id: draft.id,
-    createdAt: isoTime(draft.createdAtMs),
-    organizationId: draft.organizationId,
-    traceId: draft.traceId,
-    route: draft.route,
-    endpointType: draft.endpointType,
-    statusCode: draft.statusCode,
-    latencyMs: draft.latencyMs,
-  }
-  if (draft.workspaceId !== null) record.workspaceId = draft.workspaceId
-  if (draft.apiKeyId !== null) record.apiKeyId = draft.apiKeyId
-  if (draft.userId !== null) record.userId = draft.userId
-  if (draft.spanId !== null) record.spanId = draft.spanId
-  if (draft.parentSpanId !== null) record.parentSpanId = draft.parentSpanId
-  if (draft.spanName !== null) record.spanName = draft.spanName
-  if (draft.providerId !== null) record.providerId = draft.providerId
-  if (draft.providerSlug !== null) record.providerSlug = draft.providerSlug
-  if (draft.providerKind !== null) record.providerKind = draft.providerKind
-  if (draft.integrationId !== null) record.integrationId = draft.integrationId
-  if (draft.configId !== null) record.configId = draft.configId
-  if (draft.deploymentId !== null) record.deploymentId = draft.deploymentId
-  if (draft.promptId !== null) record.promptId = draft.promptId
-  if (draft.promptVersionId !== null) record.promptVersionId = draft.promptVersionId
-  if (draft.mcpServerId !== null) record.mcpServerId = draft.mcpServerId
-  if (draft.mcpToolName !== null) record.mcpToolName = draft.mcpToolName
-  if (draft.agentServerId !== null) record.agentServerId = draft.agentServerId
-  if (draft.agentMethod !== null) record.agentMethod = draft.agentMethod
-  if (draft.modelRequested !== null) record.modelRequested = draft.modelRequested
-  if (draft.modelServed !== null) record.modelServed = draft.modelServed
-  if (draft.attempts !== 0) record.attempts = draft.attempts
-  if (draft.retries !== 0) record.retries = draft.retries
-  if (draft.targetPath !== null) record.targetPath = draft.targetPath
-  if (draft.errorCode !== null) record.errorCode = draft.errorCode
-  if (draft.cacheStatus !== null) record.cacheStatus = draft.cacheStatus
-  if (draft.streamed) record.streamed = true
-  if (draft.aborted) record.aborted = true
-  if (draft.finishReason !== null) record.finishReason = draft.finishReason
-  if (draft.inputTokens !== 0) record.inputTokens = draft.inputTokens
-  if (draft.outputTokens !== 0) record.outputTokens = draft.outputTokens
-  if (draft.cachedInputTokens !== 0) record.cachedInputTokens = draft.cachedInputTokens
-  if (draft.cacheWriteInputTokens !== 0) record.cacheWriteInputTokens = draft.cacheWriteInputTokens
-  if (draft.reasoningTokens !== 0) record.reasoningTokens = draft.reasoningTokens
-  if (draft.audioInputTokens !== 0) record.audioInputTokens = draft.audioInputTokens
-  if (draft.cachedAudioInputTokens !== 0) record.cachedAudioInputTokens = draft.cachedAudioInputTokens
-  if (draft.audioOutputTokens !== 0) record.audioOutputTokens = draft.audioOutputTokens
-  if (draft.audioSeconds !== null) record.audioSeconds = draft.audioSeconds
-  if (draft.inputCharacters !== 0) record.inputCharacters = draft.inputCharacters
-  if (draft.images !== 0) record.images = draft.images
-  if (draft.imageInputTokens !== 0) record.imageInputTokens = draft.imageInputTokens
-  if (draft.estimated) record.estimated = true
-  if (draft.costUsd !== null) record.costUsd = draft.costUsd
-  if (draft.cacheSavedCostUsd !== null) record.cacheSavedCostUsd = draft.cacheSavedCostUsd
-  if (draft.pricingVersion !== null) record.pricingVersion = draft.pricingVersion
-  if (draft.ttftMs !== null) record.ttftMs = draft.ttftMs
-  if (draft.logLevel !== 'metadata') record.logLevel = draft.logLevel
-  const metadata = draft.logLevel === 'off' || draft.metadata === null ? null : metadataStrings(draft.metadata)
-  if (metadata !== null) record.metadata = metadata
-  // Serialised at once (wireLine), so the stage's object is not copied.
-  if (draft.annotations !== null && Object.keys(draft.annotations).length > 0) record.annotations = draft.annotations as Record<string, unknown>
-  return record
+function hasOwnFields(value: Readonly<Record<string, unknown>>): boolean {
+  for (const name in value) if (Object.hasOwn(value, name)) return true
+  return false
 }
 
 /**
- * One record as the shipper sends it: its JSON text in pieces, written in order into the batch
- * (usage/record-batch.ts) without being joined first: the record without its bodies, then the
- * bodies (log level `full` only), redacted and serialised once and set into the record's text as
- * they are.
+ * One record's JSON text as it goes on the wire: only what differs from the contract schema's
+ * defaults (null, 0, false, `{}`, log level `metadata`), which the control plane fills back in (a
+ * typical record has a dozen of its fifty fields set, so this halves the bytes sent and parsed),
+ * then the bodies (log level `full` only), redacted and serialised once and set into the text as
+ * they are. Written field by field in a fixed order, as the text JSON.stringify gives of the same
+ * fields: building an object of the set fields and serialising it cost 23,500 instructions a
+ * record, writing the text 13,800 (callgrind, test/bench/instructions.ts --variant metering, the
+ * bodies aside). One named test per field, not a loop over names: keyed loads of fifty names are
+ * megamorphic.
  */
-export function wirePieces(draft: UsageDraft): string[] {
-  const line = JSON.stringify(wireRecord(draft))
-  if (draft.logLevel !== 'full') return [line]
-  const request = loggableJson(draft.requestBody)
-  const response = loggableJson(typeof draft.responseBody === 'function' ? (draft.responseBody as () => unknown)() : draft.responseBody)
-  if (request === null && response === null) return [line]
-  // The record's text ends with its closing brace: the bodies go in before it.
-  const pieces = [line.slice(0, -1)]
-  if (request !== null) pieces.push(',"requestBody":', request)
-  if (response !== null) pieces.push(',"responseBody":', response)
-  pieces.push('}')
-  return pieces
-}
-
-/** One record's JSON text (the pieces of `wirePieces` joined). */
 export function wireLine(draft: UsageDraft): string {
-  return wirePieces(draft).join('')
+  let line = `{"id":${jsonString(draft.id)},"createdAt":"${isoTime(draft.createdAtMs)}","organizationId":${jsonName(draft.organizationId)},"traceId":${jsonString(draft.traceId)},"route":${jsonName(draft.route)},"endpointType":${jsonName(draft.endpointType)},"statusCode":${jsonNumber(draft.statusCode)},"latencyMs":${jsonNumber(draft.latencyMs)}`
+  if (draft.workspaceId !== null) line += `,"workspaceId":${jsonName(draft.workspaceId)}`
+  if (draft.apiKeyId !== null) line += `,"apiKeyId":${jsonName(draft.apiKeyId)}`
+  if (draft.userId !== null) line += `,"userId":${jsonString(draft.userId)}`
+  if (draft.spanId !== null) line += `,"spanId":${jsonString(draft.spanId)}`
+  if (draft.parentSpanId !== null) line += `,"parentSpanId":${jsonString(draft.parentSpanId)}`
+  if (draft.spanName !== null) line += `,"spanName":${jsonString(draft.spanName)}`
+  if (draft.providerId !== null) line += `,"providerId":${jsonName(draft.providerId)}`
+  if (draft.providerSlug !== null) line += `,"providerSlug":${jsonName(draft.providerSlug)}`
+  if (draft.providerKind !== null) line += `,"providerKind":${jsonName(draft.providerKind)}`
+  if (draft.integrationId !== null) line += `,"integrationId":${jsonName(draft.integrationId)}`
+  if (draft.configId !== null) line += `,"configId":${jsonName(draft.configId)}`
+  if (draft.deploymentId !== null) line += `,"deploymentId":${jsonName(draft.deploymentId)}`
+  if (draft.promptId !== null) line += `,"promptId":${jsonName(draft.promptId)}`
+  if (draft.promptVersionId !== null) line += `,"promptVersionId":${jsonName(draft.promptVersionId)}`
+  if (draft.mcpServerId !== null) line += `,"mcpServerId":${jsonName(draft.mcpServerId)}`
+  if (draft.mcpToolName !== null) line += `,"mcpToolName":${jsonName(draft.mcpToolName)}`
+  if (draft.agentServerId !== null) line += `,"agentServerId":${jsonName(draft.agentServerId)}`
+  if (draft.agentMethod !== null) line += `,"agentMethod":${jsonName(draft.agentMethod)}`
+  if (draft.modelRequested !== null) line += `,"modelRequested":${jsonName(draft.modelRequested)}`
+  if (draft.modelServed !== null) line += `,"modelServed":${jsonName(draft.modelServed)}`
+  if (draft.attempts !== 0) line += `,"attempts":${jsonNumber(draft.attempts)}`
+  if (draft.retries !== 0) line += `,"retries":${jsonNumber(draft.retries)}`
+  if (draft.targetPath !== null) line += `,"targetPath":${jsonName(draft.targetPath)}`
+  if (draft.errorCode !== null) line += `,"errorCode":${jsonName(draft.errorCode)}`
+  if (draft.cacheStatus !== null) line += `,"cacheStatus":${jsonName(draft.cacheStatus)}`
+  if (draft.streamed) line += ',"streamed":true'
+  if (draft.aborted) line += ',"aborted":true'
+  if (draft.finishReason !== null) line += `,"finishReason":${jsonName(draft.finishReason)}`
+  if (draft.inputTokens !== 0) line += `,"inputTokens":${jsonNumber(draft.inputTokens)}`
+  if (draft.outputTokens !== 0) line += `,"outputTokens":${jsonNumber(draft.outputTokens)}`
+  if (draft.cachedInputTokens !== 0) line += `,"cachedInputTokens":${jsonNumber(draft.cachedInputTokens)}`
+  if (draft.cacheWriteInputTokens !== 0) line += `,"cacheWriteInputTokens":${jsonNumber(draft.cacheWriteInputTokens)}`
+  if (draft.reasoningTokens !== 0) line += `,"reasoningTokens":${jsonNumber(draft.reasoningTokens)}`
+  if (draft.audioInputTokens !== 0) line += `,"audioInputTokens":${jsonNumber(draft.audioInputTokens)}`
+  if (draft.cachedAudioInputTokens !== 0) line += `,"cachedAudioInputTokens":${jsonNumber(draft.cachedAudioInputTokens)}`
+  if (draft.audioOutputTokens !== 0) line += `,"audioOutputTokens":${jsonNumber(draft.audioOutputTokens)}`
+  if (draft.audioSeconds !== null) line += `,"audioSeconds":${jsonNumber(draft.audioSeconds)}`
+  if (draft.inputCharacters !== 0) line += `,"inputCharacters":${jsonNumber(draft.inputCharacters)}`
+  if (draft.images !== 0) line += `,"images":${jsonNumber(draft.images)}`
+  if (draft.imageInputTokens !== 0) line += `,"imageInputTokens":${jsonNumber(draft.imageInputTokens)}`
+  if (draft.estimated) line += ',"estimated":true'
+  if (draft.costUsd !== null) line += `,"costUsd":${jsonNumber(draft.costUsd)}`
+  if (draft.cacheSavedCostUsd !== null) line += `,"cacheSavedCostUsd":${jsonNumber(draft.cacheSavedCostUsd)}`
+  if (draft.pricingVersion !== null) line += `,"pricingVersion":${jsonName(draft.pricingVersion)}`
+  if (draft.ttftMs !== null) line += `,"ttftMs":${jsonNumber(draft.ttftMs)}`
+  if (draft.logLevel !== 'metadata') line += `,"logLevel":${jsonName(draft.logLevel)}`
+  const metadata = draft.logLevel === 'off' || draft.metadata === null ? null : metadataJson(draft.metadata)
+  if (metadata !== null) line += `,"metadata":${metadata}`
+  if (draft.annotations !== null && hasOwnFields(draft.annotations)) line += `,"annotations":${JSON.stringify(draft.annotations)}`
+  if (draft.logLevel === 'full') {
+    const request = loggableJson(draft.requestBody)
+    const response = loggableJson(typeof draft.responseBody === 'function' ? (draft.responseBody as () => unknown)() : draft.responseBody)
+    if (request !== null) line += `,"requestBody":${request}`
+    if (response !== null) line += `,"responseBody":${response}`
+  }
+  return `${line}}`
 }

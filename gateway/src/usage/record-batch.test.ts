@@ -18,12 +18,12 @@ describe('RecordBatch', () => {
     expect(parts.slice(1).every((part) => part.toString('utf8', 0, 8) === ',{"id":"')).toBe(true)
   })
 
-  it('writes a record given in pieces as their concatenation, and one larger than a chunk', () => {
+  it('writes a record outside ASCII, and one larger than a chunk', () => {
     const batch = new RecordBatch()
-    batch.add(['{"id":"a"', ',"requestBody":', '{"text":"é"}', '}'])
+    batch.add('{"id":"a","requestBody":{"text":"é"}}')
     const big = JSON.stringify({ id: 'big', text: 'y'.repeat(200_000) })
-    batch.add([big])
-    batch.add(['{"id":"c"}'])
+    batch.add(big)
+    batch.add('{"id":"c"}')
     expect(batch.lines()).toEqual(['{"id":"a","requestBody":{"text":"é"}}', big, '{"id":"c"}'])
     expect(JSON.parse(`[${Buffer.concat(batch.parts().parts).toString('utf8')}]`)).toHaveLength(3)
   })
@@ -35,5 +35,13 @@ describe('RecordBatch', () => {
     const second = RecordBatch.of(records.slice(100, 200))
     expect(second.lines()).toEqual(records.slice(100, 200))
     expect(Buffer.concat(second.parts().parts).toString('utf8')).toBe(records.slice(100, 200).join(','))
+  })
+
+  it('holds more records than its span array first has room for', () => {
+    const many = Array.from({ length: 1200 }, (_, index) => `{"id":"r${index}"}`)
+    const batch = RecordBatch.of(many)
+    expect(batch.count).toBe(1200)
+    expect(batch.lines()).toEqual(many)
+    expect(Buffer.concat(batch.parts().parts).toString('utf8')).toBe(many.join(','))
   })
 })

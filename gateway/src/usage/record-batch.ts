@@ -14,6 +14,10 @@ const CHUNK_BYTES = 64 * 1024
 const MAX_POOLED_CHUNKS = 64
 const pool: Buffer[] = []
 const COMMA = 0x2c
+/** A record's span: its chunk, its first byte, the byte after its last. */
+const SPAN_FIELDS = 3
+/** Spans a batch has room for before its span array grows (a batch is 500 records by default). */
+const INITIAL_SPAN_RECORDS = 512
 
 function takeChunk(minBytes: number): Buffer {
   if (minBytes > CHUNK_BYTES) return Buffer.allocUnsafeSlow(minBytes)
@@ -33,33 +37,38 @@ export class RecordBatch implements UsageBatch {
   readonly #chunks: Buffer[] = []
   /** Bytes written into each chunk. */
   readonly #used: number[] = []
-  /** Per record: its chunk's index, and where its bytes start and end there (a record never spans chunks). */
-  readonly #spans: number[] = []
+  /**
+   * Per record: its chunk's index, and where its bytes start and end there (a record never spans
+   * chunks). In a typed array, off the V8 heap like the bytes: a batch's array of 1,500 numbers,
+   * grown as records came, outlived young-generation collections and was promoted.
+   */
+  #spans = new Uint32Array(SPAN_FIELDS * INITIAL_SPAN_RECORDS)
+  #count = 0
   #bytes = 0
   #released = false
 
   /** A batch of records given as JSON texts (spooled or held ones being sent again). */
   static of(lines: readonly string[]): RecordBatch {
     const batch = new RecordBatch()
-    for (const line of lines) batch.add([line])
+    for (const line of lines) batch.add(line)
     return batch
   }
 
   get count(): number {
-    return this.#spans.length / 3
+    return this.#count
   }
 
-  /** Appends one record, given as the pieces of its JSON text (written in order, not joined first). */
-  add(pieces: readonly string[]): void {
+  /**
+   * Appends one record, given as its JSON text: one write of the whole text (flattened once) cost
+   * 8,300 instructions a record where writing its pieces one by one cost 11,200 (callgrind).
+   */
+  add(line: string): void {
     // A comma before every record but the first: it belongs to the record's span, not its text.
-    const comma = this.#spans.length === 0 ? 0 : 1
-    let chars = comma
-    for (const piece of pieces) chars += piece.length
+    const comma = this.#count === 0 ? 0 : 1
     let last = this.#chunks.length - 1
     // UTF-8 takes at most 3 bytes a UTF-16 unit: a record that surely fits is not measured first.
-    if (last < 0 || this.#chunks[last]!.length - this.#used[last]! < 3 * chars) {
-      let bytes = comma
-      for (const piece of pieces) bytes += Buffer.byteLength(piece)
+    if (last < 0 || this.#chunks[last]!.length - this.#used[last]! < 3 * (line.length + comma)) {
+      const bytes = comma + Buffer.byteLength(line)
       if (last < 0 || this.#chunks[last]!.length - this.#used[last]! < bytes) {
         this.#chunks.push(takeChunk(bytes))
         this.#used.push(0)
@@ -69,11 +78,18 @@ export class RecordBatch implements UsageBatch {
     const chunk = this.#chunks[last]!
     if (comma === 1) chunk[this.#used[last]!] = COMMA
     const start = this.#used[last]! + comma
-    let offset = start
-    for (const piece of pieces) offset += chunk.write(piece, offset, 'utf8')
-    this.#spans.push(last, start, offset)
-    this.#used[last] = offset
-    this.#bytes += offset - start + comma
+    const end = start + chunk.write(line, start, 'utf8')
+    if (this.#spans.length < SPAN_FIELDS * (this.#count + 1)) {
+      const grown = new Uint32Array(this.#spans.length * 2)
+      grown.set(this.#spans)
+      this.#spans = grown
+    }
+    const at = SPAN_FIELDS * this.#count++
+    this.#spans[at] = last
+    this.#spans[at + 1] = start
+    this.#spans[at + 2] = end
+    this.#used[last] = end
+    this.#bytes += end - start + comma
   }
 
   parts(): { parts: Buffer[]; bytes: number } {
@@ -82,7 +98,7 @@ export class RecordBatch implements UsageBatch {
 
   lines(): string[] {
     const lines: string[] = []
-    for (let index = 0; index < this.#spans.length; index += 3) {
+    for (let index = 0; index < SPAN_FIELDS * this.#count; index += SPAN_FIELDS) {
       lines.push(this.#chunks[this.#spans[index]!]!.toString('utf8', this.#spans[index + 1], this.#spans[index + 2]))
     }
     return lines
@@ -95,7 +111,7 @@ export class RecordBatch implements UsageBatch {
     for (const chunk of this.#chunks) if (chunk.length === CHUNK_BYTES && pool.length < MAX_POOLED_CHUNKS) pool.push(chunk)
     this.#chunks.length = 0
     this.#used.length = 0
-    this.#spans.length = 0
+    this.#count = 0
     this.#bytes = 0
   }
 }

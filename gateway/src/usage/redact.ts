@@ -25,8 +25,12 @@ const SECRET_PATTERN = /\b(?:sk-[A-Za-z0-9_-]{16,}|ghk_[a-z]+_[A-Za-z0-9_-]{16,}
 /** The shortest text SECRET_PATTERN matches (`sk-` and 16 characters): shorter strings are not searched. */
 const MIN_SECRET_CHARS = 19
 
+/** SECRET_PATTERN without `g`: `test` keeps no position between calls. */
+const SECRET_SEARCH = new RegExp(SECRET_PATTERN.source)
+
+/** Searched first, replaced only on a match: `replace` with a global pattern costs more than a search that finds nothing. */
 function redactString(value: string): string {
-  return value.length < MIN_SECRET_CHARS ? value : value.replace(SECRET_PATTERN, REDACTED)
+  return value.length < MIN_SECRET_CHARS || !SECRET_SEARCH.test(value) ? value : value.replace(SECRET_PATTERN, REDACTED)
 }
 
 /** Field names already judged (bodies repeat a few names); bounded, past it names are judged each time. */

@@ -14,7 +14,7 @@
  * records go, counted in `recordsDropped`.
  */
 import type { UsageRecordInput } from '../snapshot/usage-record.ts'
-import { wirePieces, type UsageDraft, type UsageSink } from './draft.ts'
+import { wireLine, type UsageDraft, type UsageSink } from './draft.ts'
 import { RecordBatch, type UsageBatch } from './record-batch.ts'
 import type { UsageSpool } from './spool.ts'
 
@@ -97,7 +97,7 @@ export class UsageShipper implements UsageSink {
     this.#drafts = []
     for (const draft of drafts) {
       try {
-        this.#filling.add(wirePieces(draft))
+        this.#filling.add(wireLine(draft))
       } catch (error) {
         // One record that cannot be serialised (a body JSON cannot write) costs itself only.
         this.#recordsDropped++
@@ -220,7 +220,7 @@ export class UsageShipper implements UsageSink {
     for (const batch of this.#held) {
       for (let index = 0; index < batch.length; index++) {
         const record = JSON.parse(batch[index]!) as UsageRecordInput
-        // Absent on the wire means null (wirePieces leaves out what the schema defaults).
+        // Absent on the wire means null (wireLine leaves out what the schema defaults).
         if (record.requestBody == null && record.responseBody == null) continue
         batch[index] = JSON.stringify({ ...record, requestBody: null, responseBody: null, bodiesDropped: true })
         this.#memoryBodiesDropped++
