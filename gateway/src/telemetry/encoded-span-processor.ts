@@ -65,6 +65,9 @@ export function otlpHttpDelegate(): IOtlpExportDelegate<EncodedRequest> {
   )
 }
 
+/** Room for what wraps a batch's spans (resource attributes, scopes): more only makes the buffer grow once. */
+const REQUEST_WRAPPER_BYTES = 4096
+
 /** One instrumentation scope's spans waiting for the next export. */
 interface ScopeBatch {
   readonly scope: EncodedScope
@@ -76,7 +79,6 @@ export class EncodedSpanProcessor implements SpanProcessor {
   readonly #settings: EncodedBatchSettings
   /** Keyed by the SDK's scope object: one per tracer. */
   readonly #batches = new Map<object, ScopeBatch>()
-  readonly #request = new ProtoBuffer()
   #resource: ReadableSpan['resource'] | null = null
   #pendingSpans = 0
   #droppedSpans = 0
@@ -133,12 +135,15 @@ export class EncodedSpanProcessor implements SpanProcessor {
   /** Encodes the pending spans as one request (copied out: the buffers are reused) and empties the batches. */
   #take(resource: ReadableSpan['resource']): EncodedRequest {
     const scopes: ScopeSpanBytes[] = []
+    let spanBytes = 0
     for (const { scope, buffer } of this.#batches.values()) {
       if (buffer.pos > 0) scopes.push({ scope, bytes: buffer.bytes, start: 0, end: buffer.pos })
+      spanBytes += buffer.pos
     }
-    this.#request.reset()
-    encodeRequest(this.#request, { attributes: resource.attributes, schemaUrl: resource.schemaUrl }, scopes)
-    const request = { bytes: this.#request.copy(), spans: this.#pendingSpans }
+    // A buffer of its own (not zero-filled): it stays with the export while the batches fill again.
+    const out = new ProtoBuffer(spanBytes + REQUEST_WRAPPER_BYTES)
+    encodeRequest(out, { attributes: resource.attributes, schemaUrl: resource.schemaUrl }, scopes)
+    const request = { bytes: out.written(), spans: this.#pendingSpans }
     for (const { buffer } of this.#batches.values()) buffer.reset()
     this.#pendingSpans = 0
     return request

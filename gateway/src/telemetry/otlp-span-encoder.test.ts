@@ -23,7 +23,7 @@ function encoded(spans: ReadableSpan[]): Buffer {
   const scopes: ScopeSpanBytes[] = [{ scope: spans[0]!.instrumentationScope, bytes: spanBytes.bytes, start: 0, end: spanBytes.pos }]
   const out = new ProtoBuffer(16)
   encodeRequest(out, spans[0]!.resource, scopes)
-  return Buffer.from(out.copy())
+  return out.written()
 }
 
 describe('OTLP span encoding', () => {

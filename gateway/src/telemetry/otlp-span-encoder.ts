@@ -40,9 +40,9 @@ export class ProtoBuffer {
     this.pos = 0
   }
 
-  /** The written bytes, copied: the buffer itself is reused. */
-  copy(): Uint8Array {
-    return Uint8Array.prototype.slice.call(this.bytes, 0, this.pos)
+  /** The written bytes (a view: valid until the buffer is reset or grows). */
+  written(): Buffer {
+    return this.bytes.subarray(0, this.pos)
   }
 
   ensure(extraBytes: number): void {
