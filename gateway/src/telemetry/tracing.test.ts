@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { tracingEnabled } from '../core/tracing.ts'
-import { startTracing, tracingRequested } from './tracing.ts'
+import { encodesSpansAtEnd, startTracing, tracingRequested } from './tracing.ts'
 
 describe('tracingRequested', () => {
   it('is on with an OTLP endpoint or an explicit exporter, off otherwise or when the SDK is disabled', () => {
@@ -11,6 +11,18 @@ describe('tracingRequested', () => {
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true)
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false)
     expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false)
+  })
+})
+
+describe('encodesSpansAtEnd', () => {
+  it('is on for OTLP over http/protobuf only, the default protocol', () => {
+    expect(encodesSpansAtEnd({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true)
+    expect(encodesSpansAtEnd({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' })).toBe(true)
+    expect(encodesSpansAtEnd({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toBe(true)
+    expect(encodesSpansAtEnd({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe(false)
+    expect(encodesSpansAtEnd({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toBe(false)
+    expect(encodesSpansAtEnd({ OTEL_TRACES_EXPORTER: 'otlp,console' })).toBe(false)
+    expect(encodesSpansAtEnd({ OTEL_TRACES_EXPORTER: 'zipkin' })).toBe(false)
   })
 })
 

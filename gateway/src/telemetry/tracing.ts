@@ -17,6 +17,7 @@
  * Only traces are set up: metrics are Prometheus (telemetry/metrics.ts) and logs are pino, so the
  * SDK's OTLP metric and log pipelines are explicitly left empty.
  */
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { setTracingEnabled } from '../core/tracing.ts'
 import { CallerIdGenerator } from './caller-context.ts'
 
@@ -31,12 +32,30 @@ function set(value: string | undefined): boolean {
   return value !== undefined && value.trim() !== ''
 }
 
+/** OTEL_TRACES_EXPORTER's names; none when it is unset (the SDK then exports OTLP). */
+function exporterNames(env: NodeJS.ProcessEnv): string[] {
+  return (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
+}
+
 /** Whether the environment asks for traces: an OTLP endpoint or an explicit exporter, and the SDK not disabled. */
 export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
+  const exporters = exporterNames(env)
   if (exporters.length > 0) return !exporters.every((name) => name === 'none')
   return set(env.OTEL_EXPORTER_OTLP_ENDPOINT) || set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+}
+
+/** Whether the traces go to OTLP over http/protobuf only: then encoded-span-processor.ts batches and sends them. */
+export function encodesSpansAtEnd(env: NodeJS.ProcessEnv = process.env): boolean {
+  const exporters = exporterNames(env)
+  if (exporters.length > 0 && !(exporters.length === 1 && exporters[0] === 'otlp')) return false
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? '').trim() || (env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim() || 'http/protobuf'
+  return protocol === 'http/protobuf'
+}
+
+async function encodedSpanProcessor(): Promise<SpanProcessor> {
+  const { batchSettingsFromEnv, EncodedSpanProcessor, otlpHttpDelegate } = await import('./encoded-span-processor.ts')
+  return new EncodedSpanProcessor(otlpHttpDelegate(), batchSettingsFromEnv(process.env))
 }
 
 let running: Tracing | null = null
@@ -65,6 +84,8 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
   // The SDK reads its batch settings from the environment only.
   if (!set(process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE)) process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE = String(DEFAULT_EXPORT_BATCH_SPANS)
   const sdk = new NodeSDK({
+    // OTLP http/protobuf (the default) through the processor that encodes spans as they end; any other exporter as the SDK sets it up.
+    ...(encodesSpansAtEnd(process.env) ? { spanProcessors: [await encodedSpanProcessor()] } : {}),
     // The environment's service name wins over the process's default.
     ...(set(process.env.OTEL_SERVICE_NAME) ? {} : { serviceName: options.serviceName }),
     idGenerator: new CallerIdGenerator(new RandomIdGenerator()),

@@ -1,0 +1,76 @@
+import { SpanKind, SpanStatusCode, TraceFlags, context, trace } from '@opentelemetry/api'
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { describe, expect, it } from 'vitest'
+import { encodeRequest, encodeSpan, ProtoBuffer, type ScopeSpanBytes } from './otlp-span-encoder.ts'
+
+/** Finished spans of one scope, as the SDK hands them to a processor. */
+function finishedSpans(make: (tracer: ReturnType<BasicTracerProvider['getTracer']>) => void): ReadableSpan[] {
+  const ended: ReadableSpan[] = []
+  const collect: SpanProcessor = { onStart() {}, onEnd: (span) => void ended.push(span), forceFlush: async () => {}, shutdown: async () => {} }
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'encoder-test', 'service.instance.id': 'é-instance', 'process.pid': 4242 }),
+    spanProcessors: [collect],
+  })
+  make(provider.getTracer('gatehouse-gateway', '1.2.3'))
+  return ended
+}
+
+function encoded(spans: ReadableSpan[]): Buffer {
+  const spanBytes = new ProtoBuffer(16)
+  for (const span of spans) encodeSpan(spanBytes, span)
+  const scopes: ScopeSpanBytes[] = [{ scope: spans[0]!.instrumentationScope, bytes: spanBytes.bytes, start: 0, end: spanBytes.pos }]
+  const out = new ProtoBuffer(16)
+  encodeRequest(out, spans[0]!.resource, scopes)
+  return out.written()
+}
+
+describe('OTLP span encoding', () => {
+  it('writes the same bytes as the SDK exporter for the values spans carry', () => {
+    const spans = finishedSpans((tracer) => {
+      const server = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.SERVER })
+      server.setAttributes({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.max_tokens': 64,
+        'gen_ai.request.temperature': 0.25,
+        'gatehouse.cost_usd': 0.000125,
+        'gatehouse.usage.estimated': true,
+        'gen_ai.response.finish_reasons': ['stop', 'length'],
+        'big.int': 2 ** 40,
+        'negative.int': -7,
+        'unicode.short': 'héllo ✓',
+        // Long enough that its length needs two varint bytes, and multi-byte characters in it.
+        'unicode.long': 'ü'.repeat(90) + 'x'.repeat(200),
+      })
+      server.addEvent('gen_ai.content', { 'gen_ai.input.messages': '[{"role":"user"}]' })
+      const parent = trace.setSpan(context.active(), server)
+      const attempt = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT, links: [{ context: { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true } }] }, parent)
+      attempt.setAttribute('error.type', 'provider_error')
+      attempt.setStatus({ code: SpanStatusCode.ERROR, message: 'provider_error' })
+      attempt.end()
+      server.end()
+      const remote = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED, isRemote: true })
+      tracer.startSpan('remote child', {}, remote).end()
+    })
+    const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!)
+    expect(encoded(spans).equals(sdk)).toBe(true)
+  })
+
+  it('grows its buffer as a batch outgrows it', () => {
+    const spans = finishedSpans((tracer) => {
+      for (let i = 0; i < 50; i++) tracer.startSpan(`span ${i}`, { attributes: { index: i, text: 'x'.repeat(i * 10) } }).end()
+    })
+    expect(encoded(spans).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!))).toBe(true)
+  })
+})
+
+describe('ProtoBuffer.time', () => {
+  it('writes nanoseconds since the epoch exactly', () => {
+    for (const time of [[0, 0], [1, 999_999_999], [1_764_300_000, 123_456_789], [0xffffffff, 999_999_999]] as const) {
+      const out = new ProtoBuffer(16)
+      out.time(1, [time[0], time[1]])
+      expect(out.bytes.readBigUInt64LE(1)).toBe(BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]))
+    }
+  })
+})

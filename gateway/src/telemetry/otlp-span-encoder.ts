@@ -1,0 +1,330 @@
+/**
+ * OTLP protobuf encoding of finished spans, written the moment a span ends (encoded-span-processor.ts)
+ * so that a span waiting for its batch is a few hundred bytes in a reused buffer instead of a live
+ * SDK span object (attributes, events, links, hrtime arrays) that survives young collections and is
+ * promoted. Strings are written with Buffer's native UTF-8 writer and ids with its hex writer, and a
+ * batch is wrapped (resource, scope) once when it is sent: no second pass that estimates sizes.
+ *
+ * Messages (opentelemetry-proto, trace/v1 and common/v1):
+ *   ExportTraceServiceRequest { 1 resource_spans }
+ *   ResourceSpans { 1 resource, 2 scope_spans, 3 schema_url }      Resource { 1 attributes, 2 dropped_attributes_count }
+ *   ScopeSpans { 1 scope, 2 spans, 3 schema_url }                  InstrumentationScope { 1 name, 2 version, 3 attributes, 4 dropped }
+ *   Span { 1 trace_id, 2 span_id, 3 trace_state, 4 parent_span_id, 5 name, 6 kind, 7 start, 8 end, 9 attributes,
+ *          10 dropped_attributes_count, 11 events, 12 dropped_events_count, 13 links, 14 dropped_links_count,
+ *          15 status, 16 flags }
+ *   Event { 1 time, 2 name, 3 attributes, 4 dropped }   Link { 1 trace_id, 2 span_id, 3 trace_state, 4 attributes, 5 dropped, 6 flags }
+ *   Status { 2 message, 3 code }   KeyValue { 1 key, 2 value }   AnyValue { 1 string, 2 bool, 3 int, 4 double, 5 array, 6 kvlist, 7 bytes }
+ */
+import type { Attributes, AttributeValue, HrTime, SpanContext } from '@opentelemetry/api'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+
+const VARINT = 0
+const FIXED64 = 1
+const LENGTH_DELIMITED = 2
+const FIXED32 = 5
+
+/** Span.flags: bit 8 says whether the parent's remoteness is known, bit 9 that it is remote. */
+const FLAGS_HAS_IS_REMOTE = 0x100
+const FLAGS_IS_REMOTE = 0x200
+
+/** A growing byte buffer with the few protobuf writes OTLP needs; `reset` keeps its memory for the next batch. */
+export class ProtoBuffer {
+  bytes: Buffer
+  pos = 0
+
+  constructor(initialBytes = 16384) {
+    this.bytes = Buffer.allocUnsafe(initialBytes)
+  }
+
+  reset(): void {
+    this.pos = 0
+  }
+
+  /** The written bytes (a view: valid until the buffer is reset or grows). */
+  written(): Buffer {
+    return this.bytes.subarray(0, this.pos)
+  }
+
+  ensure(extraBytes: number): void {
+    const needed = this.pos + extraBytes
+    if (needed <= this.bytes.length) return
+    let size = this.bytes.length * 2
+    while (size < needed) size *= 2
+    const grown = Buffer.allocUnsafe(size)
+    this.bytes.copy(grown, 0, 0, this.pos)
+    this.bytes = grown
+  }
+
+  varint(value: number): void {
+    this.ensure(10)
+    if (value >= 0 && value <= 0xffffffff) {
+      let v = value >>> 0
+      while (v > 0x7f) {
+        this.bytes[this.pos++] = (v & 0x7f) | 0x80
+        v >>>= 7
+      }
+      this.bytes[this.pos++] = v
+      return
+    }
+    // 64-bit (and negative, as two's complement) through BigInt: rare for span attributes.
+    let v = BigInt.asUintN(64, BigInt(value))
+    while (v > 0x7fn) {
+      this.bytes[this.pos++] = Number(v & 0x7fn) | 0x80
+      v >>= 7n
+    }
+    this.bytes[this.pos++] = Number(v)
+  }
+
+  tag(field: number, wireType: number): void {
+    this.varint((field << 3) | wireType)
+  }
+
+  /** Reserves one byte for a length; `endLength` writes it, moving the content when the length needs more. */
+  beginLength(): number {
+    this.ensure(1)
+    return this.pos++
+  }
+
+  endLength(at: number): void {
+    const length = this.pos - at - 1
+    if (length < 0x80) {
+      this.bytes[at] = length
+      return
+    }
+    let size = 1
+    for (let v = length; v > 0x7f; v >>>= 7) size++
+    this.ensure(size - 1)
+    this.bytes.copyWithin(at + size, at + 1, this.pos)
+    this.pos += size - 1
+    let v = length
+    let i = at
+    while (v > 0x7f) {
+      this.bytes[i++] = (v & 0x7f) | 0x80
+      v >>>= 7
+    }
+    this.bytes[i] = v
+  }
+
+  string(field: number, value: string): void {
+    this.tag(field, LENGTH_DELIMITED)
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (value.length * 3 < 0x80) {
+      this.ensure(1 + value.length * 3)
+      const written = this.bytes.write(value, this.pos + 1, 'utf8')
+      this.bytes[this.pos] = written
+      this.pos += 1 + written
+      return
+    }
+    const length = Buffer.byteLength(value, 'utf8')
+    this.varint(length)
+    this.ensure(length)
+    this.pos += this.bytes.write(value, this.pos, length, 'utf8')
+  }
+
+  rawBytes(field: number, value: Uint8Array): void {
+    this.tag(field, LENGTH_DELIMITED)
+    this.varint(value.length)
+    this.ensure(value.length)
+    this.bytes.set(value, this.pos)
+    this.pos += value.length
+  }
+
+  /** A hex id (trace or span id) as its bytes. */
+  hexId(field: number, hex: string): void {
+    const length = hex.length >>> 1
+    this.tag(field, LENGTH_DELIMITED)
+    this.ensure(1 + length)
+    this.bytes[this.pos++] = length
+    this.pos += this.bytes.write(hex, this.pos, length, 'hex')
+  }
+
+  fixed32(field: number, value: number): void {
+    this.tag(field, FIXED32)
+    this.ensure(4)
+    this.bytes.writeUInt32LE(value >>> 0, this.pos)
+    this.pos += 4
+  }
+
+  double(field: number, value: number): void {
+    this.tag(field, FIXED64)
+    this.ensure(8)
+    this.bytes.writeDoubleLE(value, this.pos)
+    this.pos += 8
+  }
+
+  /** An HrTime ([seconds, nanoseconds]) as fixed64 nanoseconds since the epoch. */
+  time(field: number, time: HrTime): void {
+    this.tag(field, FIXED64)
+    // seconds × 10⁹ passes 2⁵³: split the seconds at 16 bits so every product and sum stays exact (no BigInt per time).
+    const seconds = time[0]
+    const lowSecondsNs = (seconds & 0xffff) * 1e9
+    const highSecondsNs = Math.floor(seconds / 0x10000) * 1e9
+    const low = (lowSecondsNs % 0x100000000) + (highSecondsNs % 0x10000) * 0x10000 + time[1]
+    const high = Math.floor(lowSecondsNs / 0x100000000) + Math.floor(highSecondsNs / 0x10000) + Math.floor(low / 0x100000000)
+    this.ensure(8)
+    this.bytes.writeUInt32LE(low % 0x100000000, this.pos)
+    this.bytes.writeUInt32LE(high >>> 0, this.pos + 4)
+    this.pos += 8
+  }
+
+  /** Copies bytes written elsewhere (a batch's encoded spans). */
+  append(bytes: Uint8Array, start: number, end: number): void {
+    this.ensure(end - start)
+    this.bytes.set(bytes.subarray(start, end), this.pos)
+    this.pos += end - start
+  }
+}
+
+function anyValue(out: ProtoBuffer, value: AttributeValue | Attributes | Uint8Array | null | undefined): void {
+  switch (typeof value) {
+    case 'string':
+      out.string(1, value)
+      return
+    case 'boolean':
+      out.tag(2, VARINT)
+      out.varint(value ? 1 : 0)
+      return
+    case 'number':
+      if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63) {
+        out.tag(3, VARINT)
+        out.varint(value)
+      } else out.double(4, value)
+      return
+  }
+  if (value instanceof Uint8Array) out.rawBytes(7, value)
+  else if (Array.isArray(value)) {
+    out.tag(5, LENGTH_DELIMITED)
+    const array = out.beginLength()
+    for (const item of value as unknown[]) {
+      out.tag(1, LENGTH_DELIMITED)
+      const at = out.beginLength()
+      anyValue(out, item as AttributeValue)
+      out.endLength(at)
+    }
+    out.endLength(array)
+  } else if (typeof value === 'object' && value !== null) {
+    out.tag(6, LENGTH_DELIMITED)
+    const list = out.beginLength()
+    keyValues(out, 1, value as Attributes)
+    out.endLength(list)
+  }
+}
+
+/** Each attribute as a KeyValue in repeated field `field`. */
+function keyValues(out: ProtoBuffer, field: number, attributes: Attributes): void {
+  for (const key in attributes) {
+    if (!Object.hasOwn(attributes, key)) continue
+    out.tag(field, LENGTH_DELIMITED)
+    const pair = out.beginLength()
+    out.string(1, key)
+    out.tag(2, LENGTH_DELIMITED)
+    const value = out.beginLength()
+    anyValue(out, attributes[key])
+    out.endLength(value)
+    out.endLength(pair)
+  }
+}
+
+function count(out: ProtoBuffer, field: number, value: number): void {
+  out.tag(field, VARINT)
+  out.varint(value)
+}
+
+function flags(context: SpanContext, remote: boolean | undefined): number {
+  return (context.traceFlags & 0xff) | FLAGS_HAS_IS_REMOTE | (remote === true ? FLAGS_IS_REMOTE : 0)
+}
+
+/** Appends `span` as ScopeSpans.spans (field 2): a span's bytes, ready to follow its scope. */
+export function encodeSpan(out: ProtoBuffer, span: ReadableSpan): void {
+  out.tag(2, LENGTH_DELIMITED)
+  const message = out.beginLength()
+  const context = span.spanContext()
+  out.hexId(1, context.traceId)
+  out.hexId(2, context.spanId)
+  const traceState = context.traceState?.serialize()
+  if (traceState) out.string(3, traceState)
+  const parent = span.parentSpanContext
+  if (parent?.spanId) out.hexId(4, parent.spanId)
+  out.string(5, span.name)
+  // The API's kinds start at INTERNAL = 0; OTLP's at SPAN_KIND_UNSPECIFIED = 0.
+  count(out, 6, span.kind + 1)
+  out.time(7, span.startTime)
+  out.time(8, span.endTime)
+  keyValues(out, 9, span.attributes)
+  count(out, 10, span.droppedAttributesCount)
+  for (const event of span.events) {
+    out.tag(11, LENGTH_DELIMITED)
+    const at = out.beginLength()
+    out.time(1, event.time)
+    out.string(2, event.name)
+    if (event.attributes) keyValues(out, 3, event.attributes)
+    count(out, 4, event.droppedAttributesCount ?? 0)
+    out.endLength(at)
+  }
+  count(out, 12, span.droppedEventsCount)
+  for (const link of span.links) {
+    out.tag(13, LENGTH_DELIMITED)
+    const at = out.beginLength()
+    out.hexId(1, link.context.traceId)
+    out.hexId(2, link.context.spanId)
+    const linkState = link.context.traceState?.serialize()
+    if (linkState) out.string(3, linkState)
+    if (link.attributes) keyValues(out, 4, link.attributes)
+    count(out, 5, link.droppedAttributesCount ?? 0)
+    out.fixed32(6, flags(link.context, link.context.isRemote))
+    out.endLength(at)
+  }
+  count(out, 14, span.droppedLinksCount)
+  out.tag(15, LENGTH_DELIMITED)
+  const status = out.beginLength()
+  if (span.status.message) out.string(2, span.status.message)
+  count(out, 3, span.status.code)
+  out.endLength(status)
+  out.fixed32(16, flags(context, parent?.isRemote))
+  out.endLength(message)
+}
+
+export interface EncodedScope {
+  readonly name: string
+  readonly version?: string
+  readonly schemaUrl?: string
+}
+
+/** What a resource contributes to a request: its attributes (settled: the SDK waits for async detectors before exporting). */
+export interface EncodedResource {
+  readonly attributes: Attributes
+  readonly schemaUrl?: string
+}
+
+/** The spans of one scope, as `encodeSpan` wrote them into `bytes` between `start` and `end`. */
+export interface ScopeSpanBytes {
+  readonly scope: EncodedScope
+  readonly bytes: Uint8Array
+  readonly start: number
+  readonly end: number
+}
+
+/** Writes a whole ExportTraceServiceRequest (one resource, its scopes and their encoded spans) into `out`. */
+export function encodeRequest(out: ProtoBuffer, resource: EncodedResource, scopes: readonly ScopeSpanBytes[]): void {
+  out.tag(1, LENGTH_DELIMITED)
+  const resourceSpans = out.beginLength()
+  out.tag(1, LENGTH_DELIMITED)
+  const resourceMessage = out.beginLength()
+  keyValues(out, 1, resource.attributes)
+  count(out, 2, 0)
+  out.endLength(resourceMessage)
+  for (const { scope, bytes, start, end } of scopes) {
+    out.tag(2, LENGTH_DELIMITED)
+    const scopeSpans = out.beginLength()
+    out.tag(1, LENGTH_DELIMITED)
+    const scopeMessage = out.beginLength()
+    out.string(1, scope.name)
+    if (scope.version) out.string(2, scope.version)
+    out.endLength(scopeMessage)
+    out.append(bytes, start, end)
+    if (scope.schemaUrl) out.string(3, scope.schemaUrl)
+    out.endLength(scopeSpans)
+  }
+  if (resource.schemaUrl) out.string(3, resource.schemaUrl)
+  out.endLength(resourceSpans)
+}
