@@ -118,10 +118,13 @@ const BARE_KEY = generateApiKey('workspace')
 
 const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
 const limits = variant === 'limits' ? benchLimits() : null
+// Under valgrind the gateway reads Redis's answers 50 times later: the default 500 ms command
+// timeout would fail calls that Redis answered at once (503 from the fail-closed budget).
+const limitsEnv = limits ? { ...limits.env, GATEHOUSE_REDIS_TIMEOUT_MS: '30000' } : undefined
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startUnderCallgrind(targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null, limits?.env), outDir)
+  const gateway = await startUnderCallgrind(targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null, limitsEnv), outDir)
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
