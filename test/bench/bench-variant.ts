@@ -3,10 +3,13 @@
  * the feature variants a gateway can run with, the environment each needs, and the chat body they
  * send, so their figures are of the same gateway and the same request.
  */
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
 import type { Pool } from 'undici'
+import { dropPrefix } from '../helpers/redis.ts'
 import { withoutOtel } from './server-env.ts'
 
-export const BENCH_VARIANTS = ['plain', 'metering', 'trace0', 'trace100'] as const
+export const BENCH_VARIANTS = ['plain', 'metering', 'trace0', 'trace100', 'limits'] as const
 export type BenchVariant = (typeof BENCH_VARIANTS)[number]
 
 export function benchVariant(name: string): BenchVariant {
@@ -14,12 +17,40 @@ export function benchVariant(name: string): BenchVariant {
   return name as BenchVariant
 }
 
+export const BENCH_REDIS_URL = process.env.GATEHOUSE_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+/**
+ * The Redis counters of a gateway started with `--features limits` (the three limits of
+ * gateway-process.ts), under a key prefix of its own, and how to remove them after the run.
+ */
+export function benchLimits(): { env: NodeJS.ProcessEnv; cleanUp: () => Promise<void> } {
+  const prefix = `bench-${randomBytes(4).toString('hex')}:`
+  return {
+    env: { GATEHOUSE_REDIS_URL: BENCH_REDIS_URL, GATEHOUSE_LIMITS_KEY_PREFIX: prefix },
+    async cleanUp() {
+      const redis = new Redis(BENCH_REDIS_URL)
+      try {
+        await dropPrefix(redis, prefix)
+      } finally {
+        redis.disconnect()
+      }
+    },
+  }
+}
+
+/** The gateway-process.ts `--features` value of `variant`. */
+export function variantFeatures(variant: BenchVariant): string {
+  return variant === 'metering' || variant === 'limits' ? variant : ''
+}
+
 /**
  * The gateway's environment for `variant`: `metering` ships usage records over HTTP to the sink,
- * `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %.
+ * `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %; `limits` counts in
+ * Redis (`limitsEnv`, from benchLimits).
  */
-export function variantEnv(variant: BenchVariant, sinkUrl: string | null): NodeJS.ProcessEnv {
+export function variantEnv(variant: BenchVariant, sinkUrl: string | null, limitsEnv: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = withoutOtel(process.env)
+  if (variant === 'limits') return { ...env, ...limitsEnv }
   if (variant === 'plain' || sinkUrl === null) return env
   if (variant === 'metering') return { ...env, GATEHOUSE_USAGE_SINK_URL: sinkUrl }
   return {

@@ -24,10 +24,9 @@
  * than the long-lived one, not heap sizing (page faults stop after the first two seconds) nor
  * idling between turns (30 s idle, then load again, changed nothing).
  */
-import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
-import { dropPrefix, redisReachable } from '../helpers/redis.ts'
+import { redisReachable } from '../helpers/redis.ts'
+import { BENCH_REDIS_URL, benchLimits } from './bench-variant.ts'
 import type { LoadJob, LoadResult, TargetRequest } from './load.ts'
 import { startNode, type Started } from './processes.ts'
 import { benchGatewayScript, serverArgs, serverEnv } from './server-env.ts'
@@ -77,8 +76,6 @@ interface GatewayReady {
 }
 
 
-const BENCH_REDIS_URL = process.env.GATEHOUSE_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
-
 export interface FeatureGateways {
   variants: FeatureVariant[]
   servers: Started<unknown>[]
@@ -100,13 +97,13 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
     OTEL_TRACES_SAMPLER_ARG: ratio,
     OTEL_SERVICE_NAME: 'gatehouse-bench',
   })
-  const limitsPrefix = `bench-${randomBytes(4).toString('hex')}:`
+  const limits = benchLimits()
   const withRedis = await redisReachable(BENCH_REDIS_URL)
   const skipped = withRedis ? [] : [`three limits (Redis): no Redis at ${BENCH_REDIS_URL} (GATEHOUSE_BENCH_REDIS_URL)`]
   const plans: Array<{ name: FeatureVariantName; features: string; env: NodeJS.ProcessEnv }> = [
     { name: 'Gatehouse floor', features: '', env: plain },
     { name: 'metering', features: 'metering', env: { ...plain, GATEHOUSE_USAGE_SINK_URL: sink.ready.url } },
-    ...(withRedis ? [{ name: 'three limits (Redis)' as const, features: 'limits', env: { ...plain, GATEHOUSE_REDIS_URL: BENCH_REDIS_URL, GATEHOUSE_LIMITS_KEY_PREFIX: limitsPrefix } }] : []),
+    ...(withRedis ? [{ name: 'three limits (Redis)' as const, features: 'limits', env: { ...plain, ...limits.env } }] : []),
     { name: 'two guardrails', features: 'guardrails', env: plain },
     { name: 'tracing 0 %', features: '', env: traced('0') },
     { name: 'tracing 100 %', features: '', env: traced('1') },
@@ -128,13 +125,7 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
     servers: [sink, ...started],
     skipped,
     async cleanUp() {
-      if (!withRedis) return
-      const redis = new Redis(BENCH_REDIS_URL)
-      try {
-        await dropPrefix(redis, limitsPrefix)
-      } finally {
-        redis.disconnect()
-      }
+      if (withRedis) await limits.cleanUp()
     },
   }
 }

@@ -7,7 +7,7 @@
  * 1,500 requests moves its count by 150,000 instructions a request. Bytes promoted per request are
  * what full collections are paid from.
  *
- *   node test/bench/gc-promotion.ts [--variant plain|metering|trace0|trace100] [--warmup 3000] [--requests 20000]
+ *   node test/bench/gc-promotion.ts [--variant plain|metering|trace0|trace100|limits] [--warmup 3000] [--requests 20000]
  */
 import { spawn } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
@@ -17,7 +17,8 @@ import { Pool } from 'undici'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
 import { benchGatewayScript, serverArgs } from './server-env.ts'
-import { benchChatBody, benchVariant, driveChat, variantEnv } from './bench-variant.ts'
+import { BENCH_REDIS_URL, benchChatBody, benchLimits, benchVariant, driveChat, variantEnv, variantFeatures } from './bench-variant.ts'
+import { readRedisCpu, redisPerRequest } from './redis-cpu.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const { values: flags } = parseArgs({
@@ -36,7 +37,7 @@ interface GcTotals { promotedBytes: number; scavenges: number; fullCollections: 
 async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; mark: () => void; totals: () => GcTotals; stop: () => void }> {
   const script = await benchGatewayScript(ROOT)
   const child = spawn(process.execPath, [
-    '--trace-gc-nvp', ...serverArgs(script, []), '--upstream', upstream, '--features', variant === 'metering' ? 'metering' : '',
+    '--trace-gc-nvp', ...serverArgs(script, []), '--upstream', upstream, '--features', variantFeatures(variant),
   ], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let counting = false
   const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0 }
@@ -68,24 +69,29 @@ function drive(pool: Pool, ready: { workspaceKey: string; provider: string }, co
   return driveChat(pool, headers, benchChatBody(), count, concurrency)
 }
 
+const limits = variant === 'limits' ? benchLimits() : null
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
-  const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startTracedGateway(simulator.ready.baseUrl, variantEnv(variant, sink?.ready.url ?? null))
+  const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
+  const gateway = await startTracedGateway(simulator.ready.baseUrl, variantEnv(variant, sink?.ready.url ?? null, limits?.env))
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
+  const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
   gateway.mark()
   const requests = Number(flags.requests)
   await drive(pool, gateway.ready, requests, Number(flags.concurrency))
   const totals = gateway.totals()
+  const redis = redisBefore ? redisPerRequest(redisBefore, await readRedisCpu(BENCH_REDIS_URL), requests) : {}
   process.stdout.write(JSON.stringify({
     variant, requests,
     promotedBytesPerRequest: Math.round(totals.promotedBytes / requests),
     requestsPerScavenge: Math.round(requests / Math.max(1, totals.scavenges)),
     fullCollections: totals.fullCollections,
+    ...redis,
   }) + '\n')
   await pool.close()
   gateway.stop()
 } finally {
   await stopAll()
+  await limits?.cleanUp()
 }

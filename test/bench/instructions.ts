@@ -4,10 +4,12 @@
  * (`make bench` measures CPU time, which needs a quiet machine). Slow: the gateway runs about 50×
  * slower under valgrind, so counts are over a few thousand requests.
  *
- *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--keep-dump FILE] [--perf-map-dir DIR]
+ *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--keep-dump FILE] [--perf-map-dir DIR]
  *
  * `metering` ships a usage record per request over HTTP to the loopback sink (as feature-sat's
  * metering gateway does); `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %.
+ * `limits` counts feature-sat's three limits in Redis (bench-variant.ts) and adds Redis's own CPU
+ * and script calls per request over the measured requests (redis-cpu.ts).
  * The gateway (gateway-process.ts) starts under callgrind with the servers' V8 flags (the young
  * generation's size moves what garbage collection costs per request) and collection on; after the warm-up
  * the counters are zeroed (`callgrind_control -z`), the measured requests run, and a dump
@@ -32,7 +34,8 @@ import { readCallgrindDump } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
 import { benchGatewayScript, serverArgs } from './server-env.ts'
-import { benchChatBody, benchVariant, driveChat, variantEnv } from './bench-variant.ts'
+import { BENCH_REDIS_URL, benchChatBody, benchLimits, benchVariant, driveChat, variantEnv, variantFeatures } from './bench-variant.ts'
+import { readRedisCpu, redisPerRequest } from './redis-cpu.ts'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -68,7 +71,7 @@ async function targetArgs(upstream: { url: string; baseUrl: string }): Promise<s
   return [
     ...perfMap, ...serverArgs(await benchGatewayScript(ROOT), []),
     '--upstream', upstream.baseUrl,
-    '--features', variant === 'metering' ? 'metering' : '',
+    '--features', variantFeatures(variant),
     // Under valgrind a second holds a few dozen requests: batches leave full (500 records), as under load.
     '--usage-flush-ms', '600000',
   ]
@@ -114,15 +117,21 @@ function newestDump(outDir: string, pid: number): string {
 const BARE_KEY = generateApiKey('workspace')
 
 const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
+const limits = variant === 'limits' ? benchLimits() : null
+// Under valgrind the gateway reads Redis's answers 50 times later: the default 500 ms command
+// timeout would fail calls that Redis answered at once (503 from the fail-closed budget).
+const limitsEnv = limits ? { ...limits.env, GATEHOUSE_REDIS_TIMEOUT_MS: '30000' } : undefined
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
-  const sink = variant === 'plain' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startUnderCallgrind(await targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null), outDir)
+  const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
+  const gateway = await startUnderCallgrind(await targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null, limitsEnv), outDir)
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
+  const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
   execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' })
   await drive(pool, gateway.ready, Number(flags.requests), Number(flags.concurrency))
   execFileSync('callgrind_control', ['-d', String(gateway.pid)], { stdio: 'ignore' })
+  const redis = redisBefore ? redisPerRequest(redisBefore, await readRedisCpu(BENCH_REDIS_URL), Number(flags.requests)) : {}
   const dump = newestDump(outDir, gateway.pid)
   if (flags['keep-dump']) copyFileSync(dump, flags['keep-dump'])
   const cost = readCallgrindDump(readFileSync(dump, 'utf8'))
@@ -133,10 +142,12 @@ try {
     requestPathInstructionsPerRequest: perRequest(cost.totalInstructions - cost.gcInstructions - cost.compilerInstructions),
     gcInstructionsPerRequest: perRequest(cost.gcInstructions),
     compilerInstructionsPerRequest: perRequest(cost.compilerInstructions),
+    ...redis,
   }) + '\n')
   await pool.close()
   gateway.stop()
 } finally {
   await stopAll()
+  await limits?.cleanUp()
   rmSync(outDir, { recursive: true, force: true })
 }

@@ -72,8 +72,10 @@ local function is_rate(s) return ARGV[s * 3 - 1] == 'r' end
 local function slot_window(s) return tonumber(ARGV[s * 3]) end
 local function slot_limit(s) return tonumber(ARGV[s * 3 + 1]) end
 
--- Settlements: per counter, the reservations settled on it, in order.
-local settling, settled = {}, {}
+-- Settlements: per counter, the reservations settled on it, in order. A budget's use after them
+-- (spent + live reservations, pruned at this same now) is kept for the reservations below, which
+-- would otherwise prune and read it again.
+local settling, settled, budget_used = {}, {}, {}
 -- a is always at the argument before the next request's first.
 local a = slots * 3 + 2
 for _ = 1, tonumber(ARGV[a]) do
@@ -84,8 +86,8 @@ for _ = 1, tonumber(ARGV[a]) do
     local c = settling[k1]
     if not c then
       -- Expired reservations go first, as when each settlement pruned before its own.
-      if not is_rate(s) then prune_budget(k1, k2, k3) end
       c = { rate = is_rate(s), k1 = k1, k2 = k2, k3 = k3, ids = {}, seen = {}, steps = {} }
+      if not c.rate then c.used = prune_budget(k1, k2, k3) end
       settling[k1] = c
       settled[#settled + 1] = c
     end
@@ -136,6 +138,7 @@ for _, c in ipairs(settled) do
     end
     if released ~= 0 then redis.call('HINCRBY', c.k1, 'reserved', -released) end
     redis.call('HINCRBY', c.k1, 'spent', spent)
+    budget_used[c.k1] = c.used - released + spent
   end
 end
 
@@ -151,7 +154,7 @@ local function counter(s)
     local first = redis.call('ZRANGE', k1, 0, 0, 'WITHSCORES')
     c.first, c.expire = first[2] and tonumber(first[2]) or false, 0
   else
-    c.used, c.reserved, c.expires = prune_budget(k1, k2, k3), 0, {}
+    c.used, c.reserved, c.expires = budget_used[k1] or prune_budget(k1, k2, k3), 0, {}
   end
   state[k1] = c
   touched[#touched + 1] = c

@@ -387,7 +387,10 @@ class LimitsStage implements Stage {
   }
 
   #settle(reservationId: string, planned: readonly Planned[], usage: Usage | null): void {
-    const counters: SettleCounter[] = planned.map((p) => ({ kind: p.counter.kind, key: p.counter.key, actual: p.measure(usage) }))
+    // A request counter reserved its 1 and settles to 1 whatever happened: settling it would read
+    // and rewrite the same value in Redis, so it is left out (its entry ages out of the window).
+    const counters: SettleCounter[] = []
+    for (const p of planned) if (p.measure !== oneRequest) counters.push({ kind: p.counter.kind, key: p.counter.key, actual: p.measure(usage) })
     this.#options.limiter.settle(reservationId, counters).catch((error: unknown) => {
       // The reservation expires on its own; the spend of this request goes uncounted.
       this.#metrics.storeFailures.inc({ mode: 'settle' })
