@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint'
 import globals from 'globals'
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.data/**', 'bench-results/**', 'charts/**'] },
+  { ignores: ['node_modules/**', '.tools/**', '.data/**', 'bench-results/**', 'charts/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
