@@ -7,25 +7,21 @@
 # the packages the build keeps outside the bundle (loaded on first use; PGlite's files).
 ARG NODE_IMAGE=node:24.21.0-slim
 
-FROM ${NODE_IMAGE} AS deps
+# Manifests first, so the dependency layers are reused until a manifest or the lockfile changes.
+FROM ${NODE_IMAGE} AS manifests
 WORKDIR /app
-# Manifests first, so the dependency layer is reused until a manifest or the lockfile changes.
 COPY package.json package-lock.json ./
 COPY gateway/package.json gateway/
 COPY operator/package.json operator/
 COPY crds/package.json crds/
 COPY test/package.json test/
+
+FROM manifests AS deps
 RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error \
       --workspace=@gatehouse/gateway --workspace=@gatehouse/operator --workspace=@gatehouse/crds \
  && npm cache clean --force
 
-FROM ${NODE_IMAGE} AS build
-WORKDIR /app
-COPY package.json package-lock.json ./
-COPY gateway/package.json gateway/
-COPY operator/package.json operator/
-COPY crds/package.json crds/
-COPY test/package.json test/
+FROM manifests AS build
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY gateway/src gateway/src
 COPY operator/bin operator/bin

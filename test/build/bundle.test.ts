@@ -20,6 +20,7 @@ import { SERVER_ENV } from '../../operator/src/cli/node-flags.ts'
 import { SIDECAR_ENV, SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
 import { adminClient } from '../helpers/admin-client.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
+import { simulatorResourcesYaml } from '../helpers/resources-yaml.ts'
 import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
@@ -81,27 +82,7 @@ describe('the production build of the gatehouse command', () => {
 
   it('starts embedded on an empty data directory (initdb and migrations in the build\'s child process) and serves a model call', async () => {
     const resources = join(directory, 'resources.yaml')
-    await writeFile(resources, `
-apiVersion: gatehouse.dev/v1alpha1
-kind: Workspace
-metadata: { name: team-a }
-spec: { name: Team A }
----
-apiVersion: gatehouse.dev/v1alpha1
-kind: Provider
-metadata: { name: sim }
-spec:
-  kind: openai
-  workspace: team-a
-  baseUrl: ${simulator.baseUrl}
-  secretRef: { name: sim-credentials, key: apiKey }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: sim-credentials }
-data:
-  apiKey: ${Buffer.from('sk-sim').toString('base64')}
-`)
+    await writeFile(resources, simulatorResourcesYaml(simulator.baseUrl, { workspace: 'team-a', workspaceName: 'Team A', apiKey: 'sk-sim' }))
     const gatehouse = startGatehouse(['start', '--port', '0', '--data-dir', join(directory, 'data'), '-f', resources], { GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY }, [], script)
     running.push(gatehouse)
     const serving = await gatehouse.waitForLog((line) => line.msg === 'Gatehouse is serving', 90_000)

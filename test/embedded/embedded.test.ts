@@ -17,6 +17,7 @@ import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { adminClient } from '../helpers/admin-client.ts'
 import { pollUntil, startGatehouse } from '../helpers/processes.ts'
+import { simulatorResourcesYaml } from '../helpers/resources-yaml.ts'
 
 const ADMIN_KEY = generateApiKey('admin')
 const silent = pino({ level: 'silent' })
@@ -25,21 +26,7 @@ let simulator: Simulator
 let gatehouse: EmbeddedGatehouse
 
 function resources(baseUrl: string): string {
-  return `
-apiVersion: gatehouse.dev/v1alpha1
-kind: Workspace
-metadata: { name: team-a }
-spec: { name: Team A }
----
-apiVersion: gatehouse.dev/v1alpha1
-kind: Provider
-metadata: { name: sim }
-spec:
-  kind: openai
-  workspace: team-a
-  baseUrl: ${baseUrl}
-  secretRef: { name: sim-credentials, key: apiKey }
----
+  return `${simulatorResourcesYaml(baseUrl, { workspace: 'team-a', workspaceName: 'Team A', apiKey: 'sk-from-secret' })}---
 apiVersion: gatehouse.dev/v1alpha1
 kind: Provider
 metadata: { name: from-env }
@@ -48,12 +35,6 @@ spec:
   workspace: team-a
   baseUrl: ${baseUrl}
   secretRef: { name: groq-credentials, key: token }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: sim-credentials }
-data:
-  apiKey: ${Buffer.from('sk-from-secret').toString('base64')}
 `
 }
 

@@ -23,6 +23,7 @@ import { adminClient } from '../helpers/admin-client.ts'
 import { pollUntil } from '../helpers/processes.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
+import { simulatorResourcesYaml } from '../helpers/resources-yaml.ts'
 
 const ADMIN_KEY = generateApiKey('admin')
 let directory: string
@@ -40,27 +41,7 @@ const TEMPLATE = JSON.stringify([
 ])
 
 function resources(baseUrl: string): string {
-  return `
-apiVersion: gatehouse.dev/v1alpha1
-kind: Workspace
-metadata: { name: team-p }
-spec: { name: Team P }
----
-apiVersion: gatehouse.dev/v1alpha1
-kind: Provider
-metadata: { name: sim }
-spec:
-  kind: openai
-  workspace: team-p
-  baseUrl: ${baseUrl}
-  secretRef: { name: sim-credentials, key: apiKey }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: sim-credentials }
-data:
-  apiKey: ${Buffer.from('sk-sim').toString('base64')}
-`
+  return simulatorResourcesYaml(baseUrl, { workspace: 'team-p', workspaceName: 'Team P', apiKey: 'sk-sim' })
 }
 
 interface SentChat {
