@@ -36,17 +36,22 @@ export function compileCacheDir(root: string): string {
   return join(root, 'bench-results', '.node-compile-cache')
 }
 
+/**
+ * The script a bench process runs, as the image runs Gatehouse: `entry` of the production build of
+ * `entries` (operator/scripts/bundle.ts, bundled and minified into bench-results/`outName`).
+ * BENCH_FROM_SOURCES=1 runs the TypeScript source of `entry` instead (a CPU profile then names
+ * source files and lines).
+ */
+export async function builtOrSources(root: string, outName: string, entries: Record<string, string>, entry: string): Promise<string> {
+  if (process.env.BENCH_FROM_SOURCES === '1') return entries[entry]!
+  return (await bundle(join(root, 'bench-results', outName), entries)).entries[entry]!
+}
+
 let gatewayScript: Promise<string> | undefined
 
-/**
- * The bench gateway's script, as the image runs Gatehouse: test/bench/gateway-process.ts and the
- * gateway modules it loads, bundled and minified by the production build (operator/scripts/bundle.ts)
- * into bench-results/dist-bench, once per process. BENCH_FROM_SOURCES=1 runs the TypeScript sources
- * instead (a CPU profile then names source files and lines).
- */
+/** The bench gateway's script (test/bench/gateway-process.ts), built once per process. */
 export function benchGatewayScript(root: string): Promise<string> {
-  if (process.env.BENCH_FROM_SOURCES === '1') return Promise.resolve(join(root, 'test/bench/gateway-process.ts'))
-  gatewayScript ??= bundle(join(root, 'bench-results', 'dist-bench'), { 'gateway-process': join(root, 'test/bench/gateway-process.ts') }).then((result) => result.entries['gateway-process']!)
+  gatewayScript ??= builtOrSources(root, 'dist-bench', { 'gateway-process': join(root, 'test/bench/gateway-process.ts') }, 'gateway-process')
   return gatewayScript
 }
 

@@ -25,17 +25,16 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { SERVER_ENV } from '../../operator/src/cli/node-flags.ts'
-import { COMMAND_ENTRY, bundle } from '../../operator/scripts/bundle.ts'
+import { COMMAND_ENTRY } from '../../operator/scripts/bundle.ts'
 import { SIDECAR_ENV, SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
 import { freePort } from '../helpers/processes.ts'
 import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { readProcessMemory } from './procfs.ts'
+import { builtOrSources } from './server-env.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const GATEHOUSE_BIN = process.env.BENCH_FROM_SOURCES === '1'
-  ? join(ROOT, 'operator/bin/gatehouse.js')
-  : (await bundle(join(ROOT, 'bench-results', 'dist-command'), COMMAND_ENTRY)).entries.gatehouse!
+const GATEHOUSE_BIN = await builtOrSources(ROOT, 'dist-command', COMMAND_ENTRY, 'gatehouse')
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '4' }, 'idle-ms': { type: 'string', default: '5000' } } })
 const runs = Number(values.runs)
 const idleMs = Number(values['idle-ms'])
