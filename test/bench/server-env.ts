@@ -2,7 +2,8 @@
  * How the benchmark starts the servers it measures, Gatehouse and the bare Node proxy alike: as the
  * image starts Gatehouse, so their resident memory is the one a deployment sees and the two are
  * compared on the same terms.
- *  - the servers' V8 flags (SERVER_NODE_FLAGS) on the command line;
+ *  - the servers' V8 flags (SERVER_NODE_FLAGS) on the command line; BENCH_SERVER_NODE_FLAGS replaces
+ *    them for every measured server alike, for an A/B of a flag (`--max-semi-space-size=16`);
  *  - the heap a container of the chart's gateway would give it (CONTAINER_HEAP_FLAGS);
  *  - the image's environment (SERVER_ENV: glibc's malloc arenas);
  *  - a warm compile cache (NODE_COMPILE_CACHE). The image warms one at build time, so a served
@@ -65,15 +66,21 @@ export function serverEnv(root: string, env: NodeJS.ProcessEnv = process.env): N
   return { ...withoutOtel(env), ...SERVER_ENV, NODE_COMPILE_CACHE: compileCacheDir(root) }
 }
 
+/** The measured servers' V8 flags: the image's, or BENCH_SERVER_NODE_FLAGS (space-separated) when set. */
+export function serverNodeFlags(env: NodeJS.ProcessEnv = process.env): readonly string[] {
+  const override = env.BENCH_SERVER_NODE_FLAGS
+  return override === undefined ? SERVER_NODE_FLAGS : override.split(' ').filter(Boolean)
+}
+
 /** `node` arguments of a measured server running `script`. */
 export function serverArgs(script: string, args: readonly string[]): string[] {
-  return [...SERVER_NODE_FLAGS, ...CONTAINER_HEAP_FLAGS, script, ...args]
+  return [...serverNodeFlags(), ...CONTAINER_HEAP_FLAGS, script, ...args]
 }
 
 /** One line for the run's header: how every measured server runs. */
 export function describeServerRuntime(): string {
   const env = Object.entries(SERVER_ENV).map(([name, value]) => `${name}=${value}`).join(' ')
-  return `servers (bare proxy and Gatehouse alike): node ${[...SERVER_NODE_FLAGS, ...CONTAINER_HEAP_FLAGS].join(' ')} (old generation as in a ${CHART_GATEWAY_MEMORY_LIMIT_MIB} MiB container), ${env}, warm compile cache`
+  return `servers (bare proxy and Gatehouse alike): node ${[...serverNodeFlags(), ...CONTAINER_HEAP_FLAGS].join(' ')} (old generation as in a ${CHART_GATEWAY_MEMORY_LIMIT_MIB} MiB container), ${env}, warm compile cache`
 }
 
 /**

@@ -12,9 +12,8 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
-import { SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { benchGatewayScript, withoutOtel } from './server-env.ts'
+import { benchGatewayScript, serverNodeFlags, withoutOtel } from './server-env.ts'
 import { benchChatBody } from './bench-variant.ts'
 import { startNode, stopAll } from './processes.ts'
 import { readProcessCpu } from './procfs.ts'
@@ -53,7 +52,7 @@ function threadCpuMs(pid: number): { main: number; others: number } {
 
 const simulator = await startNode<{ baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
 const gateway = await startNode<{ url: string; workspaceKey: string; provider: string }>('gatehouse', [
-  ...SERVER_NODE_FLAGS, await benchGatewayScript(ROOT), '--upstream', simulator.ready.baseUrl, '--features', flags.features!,
+  ...serverNodeFlags(), await benchGatewayScript(ROOT), '--upstream', simulator.ready.baseUrl, '--features', flags.features!,
 ], { env: withoutOtel(process.env) })
 const pool = new Pool(gateway.ready.url, { connections })
 const body = benchChatBody()
