@@ -82,8 +82,8 @@ export async function driveChat(pool: Pool, headers: Record<string, string>, bod
     while (next < count) {
       next += 1
       const response = await pool.request({ path: '/v1/chat/completions', method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } })
-      await response.body.text()
-      if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}`)
+      const text = await response.body.text()
+      if (response.statusCode !== 200) throw new Error(`gateway answered ${response.statusCode}: ${text.slice(0, 500)}`)
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))

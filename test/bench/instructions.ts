@@ -118,6 +118,7 @@ const BARE_KEY = generateApiKey('workspace')
 
 const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
 const limits = variant === 'limits' ? benchLimits() : null
+let stopMeasured = (): void => {}
 // Under valgrind the gateway reads Redis's answers 50 times later: the default 500 ms command
 // timeout would fail calls that Redis answered at once (503 from the fail-closed budget).
 const limitsEnv = limits ? { ...limits.env, GATEHOUSE_REDIS_TIMEOUT_MS: '30000' } : undefined
@@ -125,6 +126,7 @@ try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
   const gateway = await startUnderCallgrind(await targetArgs(simulator.ready), variantEnv(variant, sink?.ready.url ?? null, limitsEnv), outDir)
+  stopMeasured = gateway.stop
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
@@ -145,8 +147,9 @@ try {
     ...redis,
   }) + '\n')
   await pool.close()
-  gateway.stop()
 } finally {
+  // A failed run must not leave its server running under valgrind (stopAll knows only startNode's children).
+  stopMeasured()
   await stopAll()
   await limits?.cleanUp()
   rmSync(outDir, { recursive: true, force: true })
