@@ -8,18 +8,16 @@
  */
 
 /**
- * Every server. 8 MB semi-spaces instead of V8's 64 MB on a large machine (under 50 connections
- * the young generation filled and held 128 MB), held at that size from the start. The young
- * generation is both semi-spaces, so this keeps 16 MB of it resident.
- *  - Not smaller: a young generation too small for 50 requests in flight promotes their objects
- *    to the old generation, and major collections follow. At 4 MB a metered gateway spent 470 to
- *    610 µs CPU per request, against 380 to 440 at 8 MB (test/bench/warm-up.ts, 2026-11-28).
- *  - Not growing (`--min-semi-space-size` as the maximum): V8 otherwise starts the semi-spaces
- *    small, grows them under load and shrinks them when idle, and every page it commits again is
- *    a page fault: 0.14 to 0.25 faults per request at 8 MB, none when held.
- * RSS under load stays under the 150 MB of issue #9 (docs/operations.md "Memory").
+ * Every server. 4 MB semi-spaces instead of V8's 64 MB on a large machine (under 50 connections
+ * the young generation filled and held 128 MB). The young generation is both semi-spaces, so this
+ * holds 8 MB of it resident; smaller costs scavenges. Measured on 2026-11-28 under `make bench`'s
+ * load (RSS under load over one repetition of sat to prompt-sat; garbage-collector instructions
+ * per request under callgrind, 50 connections): 16 MB 180-194 MB and 11-13 k, 8 MB 142-157 MB
+ * and 18-72 k, 4 MB 139-144 MB and 38 k, of about 610 to 650 k instructions per request: 4 MB
+ * costs about 4 % more CPU than 16 MB for 40 to 50 MB less. (An earlier run found 2 MB 30 %
+ * dearer in CPU time, with the old generation unbounded; docs/operations.md "Memory".)
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--min-semi-space-size=8']
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4']
 
 /**
  * Environment of every server in the image (the Dockerfile's `ENV`). glibc gives each thread that
