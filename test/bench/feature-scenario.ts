@@ -6,13 +6,20 @@
  *   - three limits counted in Redis (a request rate, a token rate, a grouped token budget);
  *   - two inline guardrail checks (one on the request, one on the answer);
  *   - tracing with the SDK sampling 0 % and 100 %, exporting OTLP http/protobuf to the sink.
- * Each, and the run's bare Node proxy, gets the `sat` load (non-streaming, closed loop) in turn,
- * every repetition. Reported per feature: the gateway's CPU per request added over the floor of the
- * same repetition, and its throughput as a share of the bare proxy's in the same repetition.
+ * and fresh bare Node proxies. Each process gets the `sat` load (non-streaming, closed loop) in
+ * turn, every repetition. Reported per feature: the gateway's CPU per request added over the floor
+ * of the same repetition, and its throughput as a share of the bare proxy's in the same repetition.
  *
- * The floor is a fresh process, not the run's main Gatehouse: that one has served every other
- * scenario first (a warmer JIT, a grown heap, filled caches), and a difference measured against a
- * process with another history is partly the history's.
+ * The floor and the proxies are fresh processes, not the run's main ones: those have served every
+ * other scenario first (a warmer JIT, a grown heap, filled caches), and a difference measured
+ * against a process with another history is partly the history's.
+ *
+ * Every variant runs in several processes (`processesPerVariant`), and a repetition's figure for a
+ * variant is the median of its processes'. Processes started alike from the same code differ by
+ * up to 30 % in CPU per request for as long as they live, on this project's shared machine (one
+ * run, 2026-11-28: the untraced floor used 645 µs a request, the same gateway tracing at 0 % 491
+ * µs): with one process per variant that difference, not the feature, decided the row. The spread
+ * between a variant's processes is printed beside its figure.
  *
  * Every fresh process is warmed up until its CPU per request holds still (warmUntilSteady). A
  * fresh gateway takes 20,000 to 25,000 requests to settle (test/bench/warm-up.ts, three runs on
@@ -63,6 +70,8 @@ export const FEATURE_TARGETS: Record<FeatureVariantName, VariantTargets> = {
 
 export interface FeatureVariant {
   name: FeatureVariantName
+  /** Which of the variant's processes (1-based). */
+  instance: number
   origin: string
   /** Headers that differ per process (each gateway has its own workspace key). */
   headers: Record<string, string>
@@ -85,7 +94,10 @@ export interface FeatureGateways {
   cleanUp(): Promise<void>
 }
 
-export async function startFeatureGateways(root: string, upstreamBaseUrl: string, bare: { origin: string; pid: number }): Promise<FeatureGateways> {
+/** Processes per variant unless the run says otherwise. */
+export const DEFAULT_PROCESSES_PER_VARIANT = 2
+
+export async function startFeatureGateways(root: string, upstream: { url: string; baseUrl: string }, processesPerVariant = DEFAULT_PROCESSES_PER_VARIANT): Promise<FeatureGateways> {
   const sink = await startNode<{ url: string }>('loopback-sink', [join(root, 'test/bench/loopback-sink.ts')])
   // As run.ts starts its Gatehouse (server-env.ts): the image's V8 flags, environment and warm compile cache.
   const plain = serverEnv(root)
@@ -100,7 +112,7 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
   const limits = benchLimits()
   const withRedis = await redisReachable(BENCH_REDIS_URL)
   const skipped = withRedis ? [] : [`three limits (Redis): no Redis at ${BENCH_REDIS_URL} (GATEHOUSE_BENCH_REDIS_URL)`]
-  const plans: Array<{ name: FeatureVariantName; features: string; env: NodeJS.ProcessEnv }> = [
+  const plans: Array<{ name: Exclude<FeatureVariantName, 'bare Node proxy'>; features: string; env: NodeJS.ProcessEnv }> = [
     { name: 'Gatehouse floor', features: '', env: plain },
     { name: 'metering', features: 'metering', env: { ...plain, GATEHOUSE_USAGE_SINK_URL: sink.ready.url } },
     ...(withRedis ? [{ name: 'three limits (Redis)' as const, features: 'limits', env: { ...plain, ...limits.env } }] : []),
@@ -108,21 +120,33 @@ export async function startFeatureGateways(root: string, upstreamBaseUrl: string
     { name: 'tracing 0 %', features: '', env: traced('0') },
     { name: 'tracing 100 %', features: '', env: traced('1') },
   ]
+  const instances = Array.from({ length: processesPerVariant }, (_, index) => index + 1)
   // Loading the tracing SDK takes seconds more than a plain start on a busy machine.
   const gatewayScript = await benchGatewayScript(root)
-  const started = await Promise.all(plans.map((plan) =>
-    startNode<GatewayReady>(`gatehouse ${plan.name}`, serverArgs(gatewayScript, ['--upstream', upstreamBaseUrl, '--features', plan.features]), { timeoutMs: 120_000, env: plan.env }),
-  ))
-  const variants: FeatureVariant[] = [
-    { name: 'bare Node proxy', origin: bare.origin, headers: {}, pid: bare.pid },
-    ...plans.map((plan, index) => {
-      const gateway = started[index]!
-      return { name: plan.name, origin: gateway.ready.url, headers: { authorization: `Bearer ${gateway.ready.workspaceKey}`, 'x-gateway-provider': `@${gateway.ready.provider}` }, pid: gateway.pid }
-    }),
-  ]
+  const proxyArgs = serverArgs(join(root, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
+  const [proxies, gateways] = await Promise.all([
+    Promise.all(instances.map((instance) => startNode<{ url: string }>(`bare proxy ${instance}`, proxyArgs, { env: plain }))),
+    Promise.all(plans.flatMap((plan) => instances.map(async (instance) => ({
+      plan,
+      instance,
+      started: await startNode<GatewayReady>(`gatehouse ${plan.name} ${instance}`, serverArgs(gatewayScript, ['--upstream', upstream.baseUrl, '--features', plan.features]), { timeoutMs: 120_000, env: plan.env }),
+    })))),
+  ])
+  // Instance by instance (every variant's first process, then every second one...): a burst of
+  // foreign load during a repetition then falls on one process of many variants, not on all of one.
+  const variants: FeatureVariant[] = instances.flatMap((instance) => [
+    { name: 'bare Node proxy' as const, instance, origin: proxies[instance - 1]!.ready.url, headers: {}, pid: proxies[instance - 1]!.pid },
+    ...gateways.filter((gateway) => gateway.instance === instance).map(({ plan, started }) => ({
+      name: plan.name,
+      instance,
+      origin: started.ready.url,
+      headers: { authorization: `Bearer ${started.ready.workspaceKey}`, 'x-gateway-provider': `@${started.ready.provider}` },
+      pid: started.pid,
+    })),
+  ])
   return {
     variants,
-    servers: [sink, ...started],
+    servers: [sink, ...proxies, ...gateways.map((gateway) => gateway.started)],
     skipped,
     async cleanUp() {
       if (withRedis) await limits.cleanUp()
@@ -135,6 +159,8 @@ export const FEATURE_METADATA_HEADER = { 'x-gateway-metadata': JSON.stringify({ 
 
 export interface FeatureRun {
   variant: FeatureVariantName
+  /** Which of the variant's processes. */
+  instance: number
   rep: number
   result: LoadResult
 }
@@ -158,7 +184,11 @@ function faults(run: FeatureRun): number | null {
 
 export interface FeatureSummary {
   variant: FeatureVariantName
+  /** Processes the variant ran in. */
+  processes: number
   cpuUsPerRequest: number | null
+  /** Each process's median CPU µs per request over the repetitions, lowest first: the spread between processes. */
+  cpuUsPerProcess: number[]
   /** Median over repetitions: page faults are what makes memory churn costly on some VMs (procfs.ts). */
   minorFaultsPerRequest: number | null
   requestsPerS: number | null
@@ -173,13 +203,28 @@ export interface FeatureSummary {
   met: boolean | null
 }
 
-function perRep(runs: FeatureRun[], variant: FeatureVariantName, reference: FeatureVariantName, value: (own: FeatureRun, other: FeatureRun) => number | null): number | null {
-  return median(runs.filter((run) => run.variant === variant).flatMap((run) => {
-    const other = runs.find((candidate) => candidate.rep === run.rep && candidate.variant === reference)
-    const computed = other ? value(run, other) : null
-    return computed === null ? [] : [computed]
+/** One measure of a variant in each repetition: the median over its processes. */
+function repFigures(runs: FeatureRun[], variant: FeatureVariantName, measure: (run: FeatureRun) => number | null): Map<number, number> {
+  const figures = new Map<number, number>()
+  for (const rep of new Set(runs.map((run) => run.rep))) {
+    const figure = median(runs.filter((run) => run.rep === rep && run.variant === variant).flatMap((run) => measure(run) ?? []))
+    if (figure !== null) figures.set(rep, figure)
+  }
+  return figures
+}
+
+/** The median over repetitions of `combine(variant's figure, reference's figure)` in the same repetition. */
+function againstReference(runs: FeatureRun[], variant: FeatureVariantName, reference: FeatureVariantName, measure: (run: FeatureRun) => number | null, combine: (own: number, other: number) => number | null): number | null {
+  const own = repFigures(runs, variant, measure)
+  const other = repFigures(runs, reference, measure)
+  return median([...own].flatMap(([rep, figure]) => {
+    const theirs = other.get(rep)
+    const combined = theirs === undefined ? null : combine(figure, theirs)
+    return combined === null ? [] : [combined]
   }))
 }
+
+const throughput = (run: FeatureRun): number => run.result.requestsPerS
 
 export function summariseFeatures(runs: FeatureRun[]): FeatureSummary[] {
   const names = [...new Set(runs.map((run) => run.variant))]
@@ -188,24 +233,23 @@ export function summariseFeatures(runs: FeatureRun[]): FeatureSummary[] {
     const targets = FEATURE_TARGETS[variant]
     const addedUs = variant === 'bare Node proxy' || variant === 'Gatehouse floor'
       ? null
-      : perRep(runs, variant, 'Gatehouse floor', (own, floor) => {
-        const ownUs = cpuUs(own)
-        const floorUs = cpuUs(floor)
-        return ownUs === null || floorUs === null ? null : ownUs - floorUs
-      })
+      : againstReference(runs, variant, 'Gatehouse floor', cpuUs, (own, floor) => own - floor)
     const shareOf = (reference: FeatureVariantName): number | null =>
-      variant === reference ? null : perRep(runs, variant, reference, (own, other) => (other.result.requestsPerS > 0 ? own.result.requestsPerS / other.result.requestsPerS : null))
+      variant === reference ? null : againstReference(runs, variant, reference, throughput, (own, other) => (other > 0 ? own / other : null))
     const share = shareOf('bare Node proxy')
     const shareOfFloor = variant === 'bare Node proxy' ? null : shareOf('Gatehouse floor')
     const verdicts: boolean[] = []
     if (targets.addedUs !== undefined && addedUs !== null) verdicts.push(addedUs < targets.addedUs)
     if (targets.throughputShareOfProxy !== undefined && share !== null) verdicts.push(share >= targets.throughputShareOfProxy)
     if (targets.throughputShareOfFloor !== undefined && shareOfFloor !== null) verdicts.push(shareOfFloor >= targets.throughputShareOfFloor)
+    const instances = [...new Set(mine.map((run) => run.instance))]
     return {
       variant,
-      cpuUsPerRequest: median(mine.flatMap((run) => cpuUs(run) ?? [])),
-      minorFaultsPerRequest: median(mine.flatMap((run) => faults(run) ?? [])),
-      requestsPerS: median(mine.map((run) => run.result.requestsPerS)),
+      processes: instances.length,
+      cpuUsPerRequest: median([...repFigures(runs, variant, cpuUs).values()]),
+      cpuUsPerProcess: instances.flatMap((instance) => median(mine.filter((run) => run.instance === instance).flatMap((run) => cpuUs(run) ?? [])) ?? []).sort((a, b) => a - b),
+      minorFaultsPerRequest: median([...repFigures(runs, variant, faults).values()]),
+      requestsPerS: median([...repFigures(runs, variant, throughput).values()]),
       addedUsPerRequest: addedUs,
       shareOfProxy: share,
       shareOfFloor,
@@ -216,10 +260,12 @@ export function summariseFeatures(runs: FeatureRun[]): FeatureSummary[] {
 }
 
 export function formatFeatures(summaries: FeatureSummary[], skipped: string[]): string {
-  const lines = ['features (feature-sat: non-streaming, closed loop; each feature alone in a fresh Gatehouse process; CPU of the server process per request; medians over repetitions)']
+  const processes = Math.max(0, ...summaries.map((summary) => summary.processes))
+  const lines = [`features (feature-sat: non-streaming, closed loop; each feature alone in ${processes} fresh Gatehouse processes; CPU of the server process per request; a repetition's figure is the median of the variant's processes, and the row the median over repetitions; in brackets each process's own median)`]
   for (const summary of summaries) {
     const cpu = summary.cpuUsPerRequest === null ? '—' : `${summary.cpuUsPerRequest.toFixed(1)} µs`
-    const parts = [`${cpu.padStart(9)}/request`, `${summary.minorFaultsPerRequest?.toFixed(2) ?? '—'} page faults/request`, `${summary.requestsPerS?.toFixed(0) ?? '—'} req/s`]
+    const spread = summary.cpuUsPerProcess.length > 1 ? ` [${summary.cpuUsPerProcess.map((us) => us.toFixed(0)).join(', ')}]` : ''
+    const parts = [`${cpu.padStart(9)}/request${spread}`, `${summary.minorFaultsPerRequest?.toFixed(2) ?? '—'} page faults/request`, `${summary.requestsPerS?.toFixed(0) ?? '—'} req/s`]
     if (summary.shareOfProxy !== null) parts.push(`${(100 * summary.shareOfProxy).toFixed(0)} % of the proxy${summary.targets.throughputShareOfProxy !== undefined ? ` (target ≥ ${100 * summary.targets.throughputShareOfProxy} %)` : ''}`)
     if (summary.shareOfFloor !== null) parts.push(`${(100 * summary.shareOfFloor).toFixed(0)} % of the floor${summary.targets.throughputShareOfFloor !== undefined ? ` (target ≥ ${100 * summary.targets.throughputShareOfFloor} %)` : ''}`)
     if (summary.addedUsPerRequest !== null) parts.push(`adds ${summary.addedUsPerRequest.toFixed(1)} µs${summary.targets.addedUs !== undefined ? ` (target < ${summary.targets.addedUs} µs)` : ''}`)

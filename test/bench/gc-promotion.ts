@@ -2,7 +2,8 @@
  * What a feature leaves to the garbage collector, in bytes: the bench gateway (gateway-process.ts,
  * with the servers' V8 flags) runs under `--trace-gc-nvp`, and over the measured requests this
  * prints the bytes promoted to the old generation per request, the young-generation collections
- * and the full ones. A figure that does not move with the machine's load, unlike CPU time, and
+ * and the full ones, the collections' main-thread pauses per request, and the gateway's CPU per
+ * request (all threads; unlike the rest, this moves with the machine's load). A figure that does not move with the machine's load, unlike CPU time, and
  * that callgrind (instructions.ts) cannot give steadily: one full collection more or less in its
  * 1,500 requests moves its count by 150,000 instructions a request. Bytes promoted per request are
  * what full collections are paid from.
@@ -18,6 +19,7 @@ import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
 import { benchGatewayScript, serverArgs } from './server-env.ts'
 import { BENCH_REDIS_URL, benchChatBody, benchLimits, benchVariant, driveChat, variantEnv, variantFeatures } from './bench-variant.ts'
+import { readProcessCpu } from './procfs.ts'
 import { readRedisCpu, redisPerRequest } from './redis-cpu.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -31,16 +33,22 @@ const { values: flags } = parseArgs({
 })
 const variant = benchVariant(flags.variant!)
 
-interface GcTotals { promotedBytes: number; scavenges: number; fullCollections: number }
+interface GcTotals {
+  promotedBytes: number
+  scavenges: number
+  fullCollections: number
+  /** Main-thread pauses of every collection (`pause=`, ms): the part of the collectors' work a request waits for. */
+  pauseMs: number
+}
 
 /** Starts the gateway with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
-async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; mark: () => void; totals: () => GcTotals; stop: () => void }> {
+async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; pid: number; mark: () => void; totals: () => GcTotals; stop: () => void }> {
   const script = await benchGatewayScript(ROOT)
   const child = spawn(process.execPath, [
     '--trace-gc-nvp', ...serverArgs(script, []), '--upstream', upstream, '--features', variantFeatures(variant),
   ], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let counting = false
-  const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0 }
+  const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 }
   let buffered = ''
   return new Promise((resolvePromise, reject) => {
     child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
@@ -50,7 +58,7 @@ async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Pro
       buffered = lines.pop()!
       for (const line of lines) {
         if (line.startsWith('{')) {
-          resolvePromise({ ready: JSON.parse(line) as never, mark: () => (counting = true), totals: () => ({ ...totals }), stop: () => child.kill('SIGTERM') })
+          resolvePromise({ ready: JSON.parse(line) as never, pid: child.pid!, mark: () => (counting = true), totals: () => ({ ...totals }), stop: () => child.kill('SIGTERM') })
           continue
         }
         if (!counting) continue
@@ -59,6 +67,7 @@ async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Pro
         if (kind === 's' || kind === 'mms') totals.scavenges++
         else totals.fullCollections++
         totals.promotedBytes += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0)
+        totals.pauseMs += Number(/ pause=([\d.]+)/.exec(line)?.[1] ?? 0)
       }
     })
   })
@@ -78,15 +87,20 @@ try {
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
   gateway.mark()
+  const cpuBefore = readProcessCpu(gateway.pid)
   const requests = Number(flags.requests)
   await drive(pool, gateway.ready, requests, Number(flags.concurrency))
   const totals = gateway.totals()
+  const cpuAfter = readProcessCpu(gateway.pid)
   const redis = redisBefore ? redisPerRequest(redisBefore, await readRedisCpu(BENCH_REDIS_URL), requests) : {}
   process.stdout.write(JSON.stringify({
     variant, requests,
     promotedBytesPerRequest: Math.round(totals.promotedBytes / requests),
     requestsPerScavenge: Math.round(requests / Math.max(1, totals.scavenges)),
     fullCollections: totals.fullCollections,
+    gcPauseUsPerRequest: Number(((1000 * totals.pauseMs) / requests).toFixed(1)),
+    // Every thread's CPU (the concurrent marker's too); moves with the machine's load, unlike the rest.
+    cpuUsPerRequest: cpuBefore && cpuAfter ? Number(((1000 * (cpuAfter.cpuMs - cpuBefore.cpuMs)) / requests).toFixed(1)) : null,
     ...redis,
   }) + '\n')
   await pool.close()

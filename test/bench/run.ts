@@ -11,17 +11,18 @@
  *
  *   node test/bench/run.ts [--duration-s 8] [--warmup-s 2] [--paced-rate 800] [--profile] ...
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { VARY_MARKER, type LoadJob, type LoadMessage, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
-import { hasTaskset, killAllNow, pin, startNode, stopAll, track, type Started } from './processes.ts'
+import { VARY_MARKER, type LoadJob, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
+import { Loader } from './loader.ts'
+import { hasTaskset, killAllNow, pin, startNode, stopAll, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
+import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
 import { benchGatewayScript, describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
@@ -43,6 +44,8 @@ const { values: flags } = parseArgs({
     scenarios: { type: 'string', default: 'sat,stream-sat,paced,serial,ttfb,cache-sat,prompt-sat,feature-sat' },
     // In-process: the CPU per request the measure stage (metrics, access log) adds; 0 skips it.
     'stage-cpu-rounds': { type: 'string', default: '100000' },
+    // feature-sat: fresh processes per variant (feature-scenario.ts); a repetition takes their median.
+    'feature-processes': { type: 'string', default: String(DEFAULT_PROCESSES_PER_VARIANT) },
     profile: { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
   },
@@ -61,6 +64,7 @@ const connections = Math.round(positive('connections', flags.connections))
 const pacedRatePerS = positive('paced-rate', flags['paced-rate'])
 const serialMs = positive('serial-s', flags['serial-s']) * 1000
 const ttfbRequests = Math.round(positive('ttfb-requests', flags['ttfb-requests']))
+const featureProcesses = Math.round(positive('feature-processes', flags['feature-processes']))
 const requested = flags.scenarios!.split(',').map((name) => name.trim())
 for (const name of requested) {
   if (!['sat', 'stream-sat', 'paced', 'serial', 'ttfb', 'cache-sat', 'prompt-sat', FEATURE_SCENARIO].includes(name)) throw new Error(`unknown scenario '${name}'`)
@@ -103,7 +107,7 @@ interface GatewayReady {
 }
 
 interface Targets {
-  upstreamBaseUrl: string
+  upstream: SimulatorReady
   origins: Record<TargetName, string>
   headers: Record<string, string>
   servers: Record<'simulator' | 'bare' | 'gatehouse', Started<unknown>>
@@ -131,7 +135,7 @@ async function startServers(): Promise<Targets> {
   // The same request bytes go to every target: the simulator accepts any bearer token (`--api-key any`) and ignores
   // the routing header, so direct and bare pay for the same headers Gatehouse reads.
   return {
-    upstreamBaseUrl: simulator.ready.baseUrl,
+    upstream: simulator.ready,
     origins: { direct: simulator.ready.url, bare: bare.ready.url, gatehouse: gatehouse.ready.url },
     headers: {
       'content-type': 'application/json',
@@ -156,28 +160,6 @@ async function smokeCheck(targets: Targets): Promise<Record<TargetName, { jsonBy
     sizes[target] = { jsonBytes: Buffer.byteLength(jsonText), streamBytes: Buffer.byteLength(streamText) }
   }
   return sizes
-}
-
-class Loader {
-  readonly child: ChildProcess
-
-  constructor() {
-    this.child = fork(join(ROOT, 'test/bench/load.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    track(this.child)
-  }
-
-  run(job: LoadJob): Promise<LoadResult> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null): void => reject(new Error(`load generator exited (code ${code})`))
-      this.child.once('exit', onExit)
-      this.child.once('message', (message: LoadMessage) => {
-        this.child.off('exit', onExit)
-        if (message.kind === 'result') resolve(message.result)
-        else reject(new Error(`load generator: ${message.message}`))
-      })
-      this.child.send(job)
-    })
-  }
 }
 
 function jobFor(scenario: ScenarioName, target: TargetRequest, watch: WatchedProcess[]): LoadJob {
@@ -238,7 +220,7 @@ async function main(): Promise<void> {
   console.log(`Gatehouse loopback benchmark — node ${process.version}, ${cpus().length} × ${cpuModel()}, load avg ${loadavg().map((value) => value.toFixed(2)).join(' ')}`)
   console.log(`layout ${layout}`)
   console.log(describeServerRuntime())
-  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.join(', ')} × direct, bare, gatehouse; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${featureScenario ? `; ${FEATURE_SCENARIO} × bare proxy and fresh Gatehouse processes: floor, metering, three Redis limits, two guardrails, tracing sampled 0 % and 100 %` : ''}`)
+  console.log(`plan: ${reps} interleaved repetitions of ${scenarios.length > 0 ? `${scenarios.join(', ')} × direct, bare, gatehouse` : 'no shared scenario'}; ${connections} connections, ${durationMs / 1000} s measured after ${warmupMs / 1000} s warm-up per target; paced ${pacedRatePerS} req/s; serial ${serialMs / 1000} s; ttfb ${ttfbRequests} requests${featureScenario ? `; ${FEATURE_SCENARIO} × bare proxy and fresh Gatehouse processes: floor, metering, three Redis limits, two guardrails, tracing sampled 0 % and 100 %` : ''}`)
 
   const targets = await startServers()
   const loader = new Loader()
@@ -247,7 +229,7 @@ async function main(): Promise<void> {
     pin(loader.child.pid!, LOADER_CORE)
     for (const server of Object.values(targets.servers)) pin(server.pid, SERVER_CORE)
   }
-  const featured = featureScenario ? await startFeatureGateways(ROOT, targets.upstreamBaseUrl, { origin: targets.origins.bare, pid: targets.servers.bare.pid }) : null
+  const featured = featureScenario ? await startFeatureGateways(ROOT, targets.upstream, featureProcesses) : null
   if (pinned && featured) for (const server of featured.servers) pin(server.pid, SERVER_CORE)
   const sizes = await smokeCheck(targets)
   const coldMemory = Object.fromEntries(Object.entries(targets.servers).map(([name, server]) => [name, readProcessMemory(server.pid)]))
@@ -262,7 +244,7 @@ async function main(): Promise<void> {
     const headers = { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }
     const warm = await warmUntilSteady((job) => loader.run(job), { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }, variant, connections)
     const cpu = (us: number | null): string => (us === null ? '—' : `${us.toFixed(0)} µs`)
-    console.log(`  warm-up ${variant.name.padEnd(24)} ${warm.requests} requests in ${warm.rounds} rounds, CPU/request ${cpu(warm.firstCpuUs)} → ${cpu(warm.lastCpuUs)}${warm.steady ? '' : ' (not steady: the machine is busy)'}`)
+    console.log(`  warm-up ${`${variant.name} ${variant.instance}`.padEnd(24)} ${warm.requests} requests in ${warm.rounds} rounds, CPU/request ${cpu(warm.firstCpuUs)} → ${cpu(warm.lastCpuUs)}${warm.steady ? '' : ' (not steady: the machine is busy)'}`)
   }
   // Repetitions interleave everything, so a burst of foreign load hits every target alike.
   for (let rep = 1; rep <= reps; rep++) {
@@ -285,9 +267,9 @@ async function main(): Promise<void> {
       const headers = { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }
       const request: TargetRequest = { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }
       const result = await loader.run(jobFor('sat', request, [simulatorWatch, { name: 'server', pid: variant.pid }]))
-      featureRuns.push({ variant: variant.name, rep, result })
+      featureRuns.push({ variant: variant.name, instance: variant.instance, rep, result })
       const failed = result.errors + result.non2xx + result.incomplete
-      console.log(`  #${rep} ${FEATURE_SCENARIO.padEnd(10)} ${variant.name.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
+      console.log(`  #${rep} ${FEATURE_SCENARIO.padEnd(10)} ${`${variant.name} ${variant.instance}`.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
     }
   }
   await featured?.cleanUp()

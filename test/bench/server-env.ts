@@ -72,9 +72,9 @@ export function serverNodeFlags(env: NodeJS.ProcessEnv = process.env): readonly 
   return override === undefined ? SERVER_NODE_FLAGS : override.split(' ').filter(Boolean)
 }
 
-/** `node` arguments of a measured server running `script`. */
-export function serverArgs(script: string, args: readonly string[]): string[] {
-  return [...serverNodeFlags(), ...CONTAINER_HEAP_FLAGS, script, ...args]
+/** `node` arguments of a measured server running `script` (with `nodeFlags` instead of the servers' V8 flags: an A/B). */
+export function serverArgs(script: string, args: readonly string[], nodeFlags: readonly string[] = serverNodeFlags()): string[] {
+  return [...nodeFlags, ...CONTAINER_HEAP_FLAGS, script, ...args]
 }
 
 /** One line for the run's header: how every measured server runs. */

@@ -6,7 +6,10 @@
  * process (its CPU counted too). Steadier than the `feature-sat` scenario of run.ts on a busy machine,
  * which measures the same thing end to end.
  *
- *   node test/bench/trace-cpu.ts [--rounds 50000] [--reps 3]
+ *   node test/bench/trace-cpu.ts [--rounds 50000] [--reps 3] [--allocations]
+ *
+ * `--allocations` also prints, per measurement, the bytes each exchange allocates and where
+ * (allocation-sites.ts): what fills the young generation and, under load, gets promoted.
  *
  * Each repetition measures the floor and both sampling ratios again; the minimum and the median
  * of what each adds are printed last (the machine is shared: the minimum is the least disturbed).
@@ -22,9 +25,10 @@ import { traceStage } from '../../gateway/src/pipeline/stages/trace.ts'
 import { RuntimeHolder } from '../../gateway/src/runtime/holder.ts'
 import { SNAPSHOT_SCHEMA_VERSION } from '../../gateway/src/snapshot/schema.ts'
 import { startTracing } from '../../gateway/src/telemetry/tracing.ts'
+import { allocationSites, formatAllocationSites } from './allocation-sites.ts'
 import { FEATURE_TARGETS } from './feature-scenario.ts'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '50000' }, reps: { type: 'string', default: '3' } } })
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '50000' }, reps: { type: 'string', default: '3' }, allocations: { type: 'boolean', default: false } } })
 const rounds = Number(values.rounds)
 const reps = Number(values.reps)
 
@@ -73,6 +77,7 @@ async function measure(label: string, stages: StageFactory[]): Promise<number> {
   const us = (used.user + used.system) / rounds
   const faults = (process.resourceUsage().minorPageFault - faultsBefore) / rounds
   console.log(`${label.padEnd(40)} ${us.toFixed(2)} µs CPU/request, ${faults.toFixed(2)} page faults/request`)
+  if (values.allocations) console.log(formatAllocationSites(label, await allocationSites(async () => void (await run(exchange())), 20_000)))
   return us
 }
 
