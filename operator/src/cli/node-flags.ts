@@ -8,16 +8,22 @@
  */
 
 /**
- * Every server. 4 MB semi-spaces instead of V8's 64 MB on a large machine (under 50 connections
- * the young generation filled and held 128 MB). The young generation is both semi-spaces, so this
- * holds 8 MB of it resident; smaller costs scavenges. Measured on 2026-11-28 under `make bench`'s
- * load (RSS under load over one repetition of sat to prompt-sat; garbage-collector instructions
- * per request under callgrind, 50 connections): 16 MB 180-194 MB and 11-13 k, 8 MB 142-157 MB
- * and 18-72 k, 4 MB 139-144 MB and 38 k, of about 610 to 650 k instructions per request: 4 MB
- * costs about 4 % more CPU than 16 MB for 40 to 50 MB less. (An earlier run found 2 MB 30 %
- * dearer in CPU time, with the old generation unbounded; docs/operations.md "Memory".)
+ * Every server: 8 MB semi-spaces, and no allocation-site pretenuring.
+ *  - Under load a scavenge copies what the requests in flight hold (50 connections: the same
+ *    amount whatever the semi-space size), so its pauses per request fall as the young generation
+ *    grows. Main-thread collection pauses per request (test/bench/gc-promotion.ts, 50 connections,
+ *    20,000 requests, three runs each, 2026-11-29): 4 MB 16-19 µs, 8 MB 11-12 µs, 16 MB 7-8 µs.
+ *    16 MB held 180-194 MB resident under `make bench`'s load; 8 MB stays well below the 150 MB of
+ *    issue #9 (docs/operations.md, "Memory"). V8's own default on a large machine is 64 MB.
+ *  - V8 pretenures an allocation site (allocates its objects straight in the old generation) once
+ *    enough of them survived a scavenge. Under 50 connections a request's objects often do, so in
+ *    5 of 6 fresh gateways V8 pretenured some: those objects then died in the old generation, kept
+ *    the young objects they pointed to alive through scavenges, and each process promoted 3.5-3.8
+ *    KB a request with 9-10 major collections per 20,000 requests, against 1.2-1.4 KB and 3 in
+ *    every process without pretenuring (6 of 6); with three limits 7.7 against 2.4 KB and 19
+ *    against 5. It is also why fresh processes of the same code differed by up to 30 % in CPU.
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4']
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--no-allocation-site-pretenuring']
 
 /**
  * Environment of every server in the image (the Dockerfile's `ENV`). glibc gives each thread that
