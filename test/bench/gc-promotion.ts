@@ -8,7 +8,7 @@
  * 1,500 requests moves its count by 150,000 instructions a request. Bytes promoted per request are
  * what full collections are paid from.
  *
- *   node test/bench/gc-promotion.ts [--variant plain|metering|trace0|trace100|limits] [--warmup 3000] [--requests 20000]
+ *   node test/bench/gc-promotion.ts [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--warmup 3000] [--requests 20000] [--concurrency 4]
  */
 import { spawn } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
@@ -29,8 +29,13 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string', default: '3000' },
     requests: { type: 'string', default: '20000' },
     concurrency: { type: 'string', default: '4' },
+    // `bare`: the bare Node proxy (bare-proxy.ts) under the same load, with the same flags.
+    target: { type: 'string', default: 'gatehouse' },
   },
 })
+if (flags.target !== 'gatehouse' && flags.target !== 'bare') throw new Error('--target: gatehouse or bare')
+const bare = flags.target === 'bare'
+if (bare && flags.variant !== 'plain') throw new Error('--target bare measures the plain proxy: no --variant')
 const variant = benchVariant(flags.variant!)
 
 interface GcTotals {
@@ -41,17 +46,19 @@ interface GcTotals {
   pauseMs: number
 }
 
-/** Starts the gateway with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
-async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Promise<{ ready: { url: string; workspaceKey: string; provider: string }; pid: number; mark: () => void; totals: () => GcTotals; stop: () => void }> {
-  const script = await benchGatewayScript(ROOT)
-  const child = spawn(process.execPath, [
-    '--trace-gc-nvp', ...serverArgs(script, []), '--upstream', upstream, '--features', variantFeatures(variant),
-  ], { stdio: ['ignore', 'pipe', 'inherit'], env })
+interface ServerReady { url: string; workspaceKey?: string; provider?: string }
+
+/** Starts the server with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
+async function startTracedServer(upstream: { url: string; baseUrl: string }, env: NodeJS.ProcessEnv): Promise<{ ready: ServerReady; pid: number; mark: () => void; totals: () => GcTotals; stop: () => void }> {
+  const args = bare
+    ? serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
+    : serverArgs(await benchGatewayScript(ROOT), ['--upstream', upstream.baseUrl, '--features', variantFeatures(variant)])
+  const child = spawn(process.execPath, ['--trace-gc-nvp', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let counting = false
   const totals: GcTotals = { promotedBytes: 0, scavenges: 0, fullCollections: 0, pauseMs: 0 }
   let buffered = ''
   return new Promise((resolvePromise, reject) => {
-    child.once('exit', (code) => reject(new Error(`gateway exited ${code}`)))
+    child.once('exit', (code) => reject(new Error(`${flags.target} exited ${code}`)))
     child.stdout!.setEncoding('utf8').on('data', (text: string) => {
       buffered += text
       const lines = buffered.split('\n')
@@ -73,8 +80,9 @@ async function startTracedGateway(upstream: string, env: NodeJS.ProcessEnv): Pro
   })
 }
 
-function drive(pool: Pool, ready: { workspaceKey: string; provider: string }, count: number, concurrency: number): Promise<void> {
-  const headers = { authorization: `Bearer ${ready.workspaceKey}`, 'x-gateway-provider': ready.provider, ...FEATURE_METADATA_HEADER }
+function drive(pool: Pool, ready: ServerReady, count: number, concurrency: number): Promise<void> {
+  // The proxy relays the same headers (the simulator accepts any key).
+  const headers = { authorization: `Bearer ${ready.workspaceKey ?? 'any'}`, 'x-gateway-provider': ready.provider ?? 'openai', ...FEATURE_METADATA_HEADER }
   return driveChat(pool, headers, benchChatBody(), count, concurrency)
 }
 
@@ -82,7 +90,7 @@ const limits = variant === 'limits' ? benchLimits() : null
 try {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
-  const gateway = await startTracedGateway(simulator.ready.baseUrl, variantEnv(variant, sink?.ready.url ?? null, limits?.env))
+  const gateway = await startTracedServer(simulator.ready, variantEnv(variant, sink?.ready.url ?? null, limits?.env))
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
@@ -94,7 +102,7 @@ try {
   const cpuAfter = readProcessCpu(gateway.pid)
   const redis = redisBefore ? redisPerRequest(redisBefore, await readRedisCpu(BENCH_REDIS_URL), requests) : {}
   process.stdout.write(JSON.stringify({
-    variant, requests,
+    target: flags.target, variant, requests,
     promotedBytesPerRequest: Math.round(totals.promotedBytes / requests),
     requestsPerScavenge: Math.round(requests / Math.max(1, totals.scavenges)),
     fullCollections: totals.fullCollections,
