@@ -36,6 +36,7 @@ import { redisReachable } from '../helpers/redis.ts'
 import { BENCH_REDIS_URL, benchLimits } from './bench-variant.ts'
 import type { LoadJob, LoadResult, TargetRequest } from './load.ts'
 import { startNode, type Started } from './processes.ts'
+import { medianOrNull } from './report.ts'
 import { benchGatewayScript, serverArgs, serverEnv } from './server-env.ts'
 
 export const FEATURE_SCENARIO = 'feature-sat'
@@ -165,13 +166,6 @@ export interface FeatureRun {
   result: LoadResult
 }
 
-function median(values: number[]): number | null {
-  if (values.length === 0) return null
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
 /** CPU µs per request of the measured server process (watched as `server`). */
 function cpuUs(run: FeatureRun): number | null {
   return run.result.processes.find((process) => process.name === 'server')?.cpuUsPerRequest ?? null
@@ -207,7 +201,7 @@ export interface FeatureSummary {
 function repFigures(runs: FeatureRun[], variant: FeatureVariantName, measure: (run: FeatureRun) => number | null): Map<number, number> {
   const figures = new Map<number, number>()
   for (const rep of new Set(runs.map((run) => run.rep))) {
-    const figure = median(runs.filter((run) => run.rep === rep && run.variant === variant).flatMap((run) => measure(run) ?? []))
+    const figure = medianOrNull(runs.filter((run) => run.rep === rep && run.variant === variant).flatMap((run) => measure(run) ?? []))
     if (figure !== null) figures.set(rep, figure)
   }
   return figures
@@ -217,7 +211,7 @@ function repFigures(runs: FeatureRun[], variant: FeatureVariantName, measure: (r
 function againstReference(runs: FeatureRun[], variant: FeatureVariantName, reference: FeatureVariantName, measure: (run: FeatureRun) => number | null, combine: (own: number, other: number) => number | null): number | null {
   const own = repFigures(runs, variant, measure)
   const other = repFigures(runs, reference, measure)
-  return median([...own].flatMap(([rep, figure]) => {
+  return medianOrNull([...own].flatMap(([rep, figure]) => {
     const theirs = other.get(rep)
     const combined = theirs === undefined ? null : combine(figure, theirs)
     return combined === null ? [] : [combined]
@@ -246,10 +240,10 @@ export function summariseFeatures(runs: FeatureRun[]): FeatureSummary[] {
     return {
       variant,
       processes: instances.length,
-      cpuUsPerRequest: median([...repFigures(runs, variant, cpuUs).values()]),
-      cpuUsPerProcess: instances.flatMap((instance) => median(mine.filter((run) => run.instance === instance).flatMap((run) => cpuUs(run) ?? [])) ?? []).sort((a, b) => a - b),
-      minorFaultsPerRequest: median([...repFigures(runs, variant, faults).values()]),
-      requestsPerS: median([...repFigures(runs, variant, throughput).values()]),
+      cpuUsPerRequest: medianOrNull([...repFigures(runs, variant, cpuUs).values()]),
+      cpuUsPerProcess: instances.flatMap((instance) => medianOrNull(mine.filter((run) => run.instance === instance).flatMap((run) => cpuUs(run) ?? [])) ?? []).sort((a, b) => a - b),
+      minorFaultsPerRequest: medianOrNull([...repFigures(runs, variant, faults).values()]),
+      requestsPerS: medianOrNull([...repFigures(runs, variant, throughput).values()]),
       addedUsPerRequest: addedUs,
       shareOfProxy: share,
       shareOfFloor,

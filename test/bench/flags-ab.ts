@@ -20,12 +20,11 @@ import { BENCH_VARIANTS, benchChatBody, benchLimits, benchVariant, variantEnv, v
 import { FEATURE_METADATA_HEADER, warmUntilSteady } from './feature-scenario.ts'
 import type { LoadResult, TargetRequest } from './load.ts'
 import { Loader } from './loader.ts'
-import { hasTaskset, killAllNow, pin, startNode, stopAll } from './processes.ts'
+import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll } from './processes.ts'
+import { median } from './report.ts'
 import { benchGatewayScript, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const LOADER_CORE = 0
-const SERVER_CORE = 1
 const CONNECTIONS = 50
 
 const { values: flags } = parseArgs({
@@ -49,12 +48,6 @@ const durationMs = Number(flags['duration-s']) * 1000
 interface Gateway { arm: Arm; instance: number; pid: number; target: TargetRequest }
 interface Measured { arm: Arm; instance: number; round: number; cpuUs: number; requestsPerS: number }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
 function serverCpu(result: LoadResult): number {
   const cpu = result.processes.find((process) => process.name === 'server')?.cpuUsPerRequest
   if (cpu === undefined || cpu === null) throw new Error('the gateway\'s CPU was not read')
@@ -69,7 +62,7 @@ async function main(): Promise<void> {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
   const limits = variant === 'limits' ? benchLimits() : null
-  const env = { ...serverEnv(ROOT, variantEnv(variant, sink?.ready.url ?? null, limits?.env)) }
+  const env = serverEnv(ROOT, variantEnv(variant, sink?.ready.url ?? null, limits?.env))
   try {
     const started: Gateway[] = []
     for (let instance = 1; instance <= processes; instance++) {
@@ -92,14 +85,15 @@ async function main(): Promise<void> {
     }
     const measured: Measured[] = []
     for (let round = 1; round <= rounds; round++) {
-      // The arm that goes first alternates, so neither always follows the other.
-      const order = round % 2 === 1 ? started : [...started].sort((x, y) => x.instance - y.instance || (x.arm === 'B' ? -1 : 1) - (y.arm === 'B' ? -1 : 1))
+      // `started` pairs each instance's A and B; in even rounds B goes first, so neither arm always follows the other.
+      const order = round % 2 === 1 ? started : started.map((_, index) => started[index ^ 1]!)
       for (const gateway of order) {
         const result = await loader.run({ mode: 'closed', target: gateway.target, watch: [{ name: 'server', pid: gateway.pid }], connections: CONNECTIONS, warmupMs: 1000, durationMs, stream: false })
         const failed = result.errors + result.non2xx + result.incomplete
         if (failed > 0) throw new Error(`${gateway.arm}${gateway.instance}: ${failed} requests failed (${result.firstError})`)
-        measured.push({ arm: gateway.arm, instance: gateway.instance, round, cpuUs: serverCpu(result), requestsPerS: result.requestsPerS })
-        console.log(`  round ${round} ${gateway.arm}${gateway.instance}: ${serverCpu(result).toFixed(1)} µs/request, ${result.requestsPerS.toFixed(0)} req/s`)
+        const cpuUs = serverCpu(result)
+        measured.push({ arm: gateway.arm, instance: gateway.instance, round, cpuUs, requestsPerS: result.requestsPerS })
+        console.log(`  round ${round} ${gateway.arm}${gateway.instance}: ${cpuUs.toFixed(1)} µs/request, ${result.requestsPerS.toFixed(0)} req/s`)
       }
     }
     for (const arm of Object.keys(arms) as Arm[]) {

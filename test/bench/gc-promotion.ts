@@ -2,9 +2,9 @@
  * What a feature leaves to the garbage collector, in bytes: the bench gateway (gateway-process.ts,
  * with the servers' V8 flags) runs under `--trace-gc-nvp`, and over the measured requests this
  * prints the bytes promoted to the old generation per request, the young-generation collections
- * and the full ones, the collections' main-thread pauses per request, and the gateway's CPU per
- * request (all threads; unlike the rest, this moves with the machine's load). A figure that does not move with the machine's load, unlike CPU time, and
- * that callgrind (instructions.ts) cannot give steadily: one full collection more or less in its
+ * and the full ones, and the collections' main-thread pauses per request: figures that do not
+ * move with the machine's load, unlike CPU time (printed too, all threads), and that callgrind
+ * (instructions.ts) cannot give steadily: one full collection more or less in its
  * 1,500 requests moves its count by 150,000 instructions a request. Bytes promoted per request are
  * what full collections are paid from.
  *

@@ -19,6 +19,13 @@ export function hasTaskset(): boolean {
   return spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0
 }
 
+/**
+ * Layout B of shared/reference/performance.md: the load generator and the orchestrator on one
+ * core, every measured server (and the simulator) on the other.
+ */
+export const LOADER_CORE = 0
+export const SERVER_CORE = 1
+
 /** Pins every thread of `pid` to `core`; threads created later inherit it. */
 export function pin(pid: number, core: number): void {
   const done = spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' })

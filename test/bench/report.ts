@@ -94,7 +94,8 @@ export function median(values: readonly number[]): number {
   return n % 2 === 1 ? finite[middle]! : (finite[middle - 1]! + finite[middle]!) / 2
 }
 
-function medianOrNull(values: readonly (number | null | undefined)[]): number | null {
+/** Median of the values present (null, undefined and NaN left out); null when none is. */
+export function medianOrNull(values: readonly (number | null | undefined)[]): number | null {
   const present = values.filter((value): value is number => value !== null && value !== undefined && !Number.isNaN(value))
   return present.length === 0 ? null : median(present)
 }

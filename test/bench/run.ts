@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { VARY_MARKER, type LoadJob, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
 import { Loader } from './loader.ts'
-import { hasTaskset, killAllNow, pin, startNode, stopAll, type Started } from './processes.ts'
+import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
 import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
@@ -29,8 +29,6 @@ import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const RESULTS_DIR = join(ROOT, 'bench-results')
 const PROFILE_DIR = join(RESULTS_DIR, 'profiles')
-const LOADER_CORE = 0
-const SERVER_CORE = 1
 
 const { values: flags } = parseArgs({
   options: {
