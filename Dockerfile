@@ -54,9 +54,9 @@ USER 10001:10001
 RUN node --liftoff-only --max-opt=2 dist/gatehouse.mjs --help
 # Node keeps a cache per set of V8 flags: the entrypoint's flags below need their own (checked
 # against this line by operator/src/cli/node-flags.test.ts).
-RUN node --max-semi-space-size=8 --no-allocation-site-pretenuring dist/gatehouse.mjs --help
+RUN node --max-semi-space-size=8 --no-allocation-site-pretenuring --use-largepages=silent dist/gatehouse.mjs --help
 EXPOSE 8787 8788
-# V8 flags of every server (operator/src/cli/node-flags.ts, docs/operations.md "Memory"). The
+# V8 and Node flags of every server (operator/src/cli/node-flags.ts, docs/operations.md "Memory"). The
 # webhook's sidecar command is its own (operator/src/webhook/inject.ts).
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "dist/gatehouse.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--use-largepages=silent", "dist/gatehouse.mjs"]
 CMD ["gateway"]

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readCallgrindDump } from './callgrind-dump.ts'
+import { readCallgrindDump, readDumpTotals } from './callgrind-dump.ts'
 
 // A dump as callgrind writes it: compressed names, a call whose inclusive cost is not the caller's.
 const DUMP = `# callgrind format
@@ -37,5 +37,17 @@ describe('readCallgrindDump', () => {
     expect(cost.compilerInstructions).toBe(70 + 30)
     expect(cost.byFunction.get('Builtins_JsonStringify')).toBe(400)
     expect(cost.byFunction.get('0x0000000028154a40')).toBe(150)
+  })
+})
+
+describe('readDumpTotals', () => {
+  it('names each count of the totals line by its event', () => {
+    const dump = 'version: 1\nevents: Ir I1mr Bcm\nsummary: 9 8 7\n\nfn=(1) x\n1 1 1 1\ntotals: 100 20 3\n'
+    expect(readDumpTotals(dump)).toEqual({ Ir: 100, I1mr: 20, Bcm: 3 })
+  })
+
+  it('falls back to the summary line, and refuses a dump with neither', () => {
+    expect(readDumpTotals(DUMP)).toEqual({ Ir: 1000 })
+    expect(() => readDumpTotals('version: 1\n')).toThrow(/no events/)
   })
 })

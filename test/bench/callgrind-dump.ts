@@ -75,3 +75,15 @@ export function readCallgrindDump(text: string): DumpCost {
   }
   return { totalInstructions: total, gcInstructions: gc, compilerInstructions: compiler, byFunction }
 }
+
+/**
+ * The whole dump's count of each event (`events:` names them, `totals:` or `summary:` counts them):
+ * with `--cache-sim=yes --branch-sim=yes`, cache misses (I1mr, D1mr, D1mw, ILmr, DLmr, DLmw) and
+ * mispredicted branches (Bcm, Bim) besides the instructions (Ir).
+ */
+export function readDumpTotals(text: string): Record<string, number> {
+  const events = /^events: (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/)
+  const counts = (/^totals: (.+)$/m.exec(text) ?? /^summary: (.+)$/m.exec(text))?.[1]?.trim().split(/\s+/).map(Number)
+  if (!events || !counts) throw new Error('the dump has no events or totals line')
+  return Object.fromEntries(events.map((event, index) => [event, counts[index] ?? 0]))
+}

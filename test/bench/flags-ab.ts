@@ -11,7 +11,10 @@
  * each arm's median over all its measurements, each process's own median, and the median over
  * rounds of (B − A) within a round, which a slow minute hits on both sides alike.
  *
- *   node test/bench/flags-ab.ts --a="--max-semi-space-size=4" --b="--max-semi-space-size=8" [--processes 3] [--rounds 4] [--variant plain|metering|trace0|trace100|limits]
+ *   node test/bench/flags-ab.ts --a="--max-semi-space-size=4" --b="--max-semi-space-size=8" [--processes 3] [--rounds 4] [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare]
+ *
+ * `--target bare` runs the A/B on the bare Node proxy (bare-proxy.ts) instead: a flag that helps
+ * both servers alike moves make bench's ratios less than its CPU figures.
  */
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +37,7 @@ const { values: flags } = parseArgs({
     processes: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '4' },
     variant: { type: 'string', default: 'plain' },
+    target: { type: 'string', default: 'gatehouse' },
     'duration-s': { type: 'string', default: '4' },
   },
 })
@@ -44,6 +48,9 @@ const processes = Number(flags.processes)
 const rounds = Number(flags.rounds)
 const variant = benchVariant(flags.variant!)
 const durationMs = Number(flags['duration-s']) * 1000
+const target = flags.target!
+if (!['gatehouse', 'bare'].includes(target)) throw new Error(`unknown --target ${target}`)
+if (target === 'bare' && variant !== 'plain') throw new Error('--target bare has no variants')
 
 interface Gateway { arm: Arm; instance: number; pid: number; target: TargetRequest }
 interface Measured { arm: Arm; instance: number; round: number; cpuUs: number; requestsPerS: number }
@@ -67,6 +74,12 @@ async function main(): Promise<void> {
     const started: Gateway[] = []
     for (let instance = 1; instance <= processes; instance++) {
       for (const arm of Object.keys(arms) as Arm[]) {
+        if (target === 'bare') {
+          const proxy = await startNode<{ url: string }>(`bare ${arm}${instance}`, serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', simulator.ready.url], arms[arm]), { env })
+          const headers = { 'content-type': 'application/json', authorization: 'Bearer any', ...FEATURE_METADATA_HEADER }
+          started.push({ arm, instance, pid: proxy.pid, target: { origin: proxy.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody() } })
+          continue
+        }
         const gateway = await startNode<{ url: string; workspaceKey: string; provider: string }>(`gatehouse ${arm}${instance}`, serverArgs(script, ['--upstream', simulator.ready.baseUrl, '--features', variantFeatures(variant)], arms[arm]), { env, timeoutMs: 120_000 })
         const headers = { 'content-type': 'application/json', authorization: `Bearer ${gateway.ready.workspaceKey}`, 'x-gateway-provider': `@${gateway.ready.provider}`, ...FEATURE_METADATA_HEADER }
         started.push({ arm, instance, pid: gateway.pid, target: { origin: gateway.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody() } })
@@ -78,7 +91,7 @@ async function main(): Promise<void> {
       pin(loader.child.pid!, LOADER_CORE)
       for (const pid of [simulator.pid, ...(sink ? [sink.pid] : []), ...started.map((gateway) => gateway.pid)]) pin(pid, SERVER_CORE)
     }
-    console.log(`flags A: ${arms.A.join(' ')}\nflags B: ${arms.B.join(' ')}\n${processes} processes each, variant ${variant}, ${rounds} rounds of ${durationMs / 1000} s, ${CONNECTIONS} connections${hasTaskset() ? ', layout B (run.ts)' : ', unpinned'}`)
+    console.log(`flags A: ${arms.A.join(' ')}\nflags B: ${arms.B.join(' ')}\n${processes} processes each, ${target === 'bare' ? 'the bare proxy' : `variant ${variant}`}, ${rounds} rounds of ${durationMs / 1000} s, ${CONNECTIONS} connections${hasTaskset() ? ', layout B (run.ts)' : ', unpinned'}`)
     for (const gateway of started) {
       const warm = await warmUntilSteady((job) => loader.run(job), gateway.target, gateway, CONNECTIONS)
       console.log(`  warm-up ${gateway.arm}${gateway.instance}: ${warm.requests} requests, ${warm.firstCpuUs?.toFixed(0)} → ${warm.lastCpuUs?.toFixed(0)} µs${warm.steady ? '' : ' (not steady)'}`)

@@ -4,7 +4,7 @@
  * (`make bench` measures CPU time, which needs a quiet machine). Slow: the gateway runs about 50×
  * slower under valgrind, so counts are over a few thousand requests.
  *
- *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--keep-dump FILE] [--perf-map-dir DIR]
+ *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--concurrency 4] [--cache-sim] [--keep-dump FILE] [--perf-map-dir DIR]
  *
  * `metering` ships a usage record per request over HTTP to the loopback sink (as feature-sat's
  * metering gateway does); `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %.
@@ -22,6 +22,11 @@
  * between runs (callgrind-dump.ts); compare changes by the request-path part, and say the rest.
  * `--keep-dump` copies the dump to FILE (V8's builtins and GC are named there; JIT code is not).
  * `--perf-map-dir` has V8 write its perf map (perf-PID.map: JIT code's addresses and names) there.
+ * `--cache-sim` runs callgrind's cache and branch models too and adds `missesPerRequest`: L1 and
+ * last-level misses for instruction fetches (I1mr, ILmr), data reads and writes (D1mr, DLmr, D1mw,
+ * DLmw), and mispredicted conditional and indirect branches (Bcm, Bim). Instructions are not
+ * time: on this project's VM the two servers execute about as many a request while Gatehouse takes
+ * twice the proxy's CPU, and these counts are where the difference shows (docs/operations.md, "Memory").
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -30,7 +35,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
-import { readCallgrindDump } from './callgrind-dump.ts'
+import { readCallgrindDump, readDumpTotals } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
 import { benchGatewayScript, serverArgs } from './server-env.ts'
@@ -49,6 +54,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     'keep-dump': { type: 'string' },
     'perf-map-dir': { type: 'string' },
+    'cache-sim': { type: 'boolean', default: false },
   },
 })
 const variant = benchVariant(flags.variant!)
@@ -65,9 +71,9 @@ interface TargetReady {
 
 /** The measured server's command line: as `make bench` starts it (both servers with the image's V8 flags). */
 async function targetArgs(upstream: { url: string; baseUrl: string }): Promise<string[]> {
-  if (target === 'bare') return serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
   // V8's perf map names JIT code, which a callgrind dump names by address only.
   const perfMap = flags['perf-map-dir'] ? ['--perf-basic-prof', `--perf-basic-prof-path=${flags['perf-map-dir']}`] : []
+  if (target === 'bare') return [...perfMap, ...serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])]
   return [
     ...perfMap, ...serverArgs(await benchGatewayScript(ROOT), []),
     '--upstream', upstream.baseUrl,
@@ -81,6 +87,7 @@ async function targetArgs(upstream: { url: string; baseUrl: string }): Promise<s
 function startUnderCallgrind(args: string[], env: NodeJS.ProcessEnv, outDir: string): Promise<{ pid: number; ready: TargetReady; stop: () => void }> {
   const child = spawn('valgrind', [
     '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(outDir, 'callgrind.out.%p')}`,
+    ...(flags['cache-sim'] ? ['--cache-sim=yes', '--branch-sim=yes'] : []),
     process.execPath, ...args,
   ], { stdio: ['ignore', 'pipe', 'pipe'], env })
   let stderr = ''
@@ -113,6 +120,9 @@ function newestDump(outDir: string, pid: number): string {
   return join(outDir, newest)
 }
 
+/** The cache and branch models' miss counts (`--cache-sim`), as callgrind names them. */
+const MISS_EVENTS = ['I1mr', 'ILmr', 'D1mr', 'DLmr', 'D1mw', 'DLmw', 'Bcm', 'Bim'] as const
+
 /** A workspace key of the real format, so the bare proxy relays as many header bytes as Gatehouse reads. */
 const BARE_KEY = generateApiKey('workspace')
 
@@ -136,8 +146,11 @@ try {
   const redis = redisBefore ? redisPerRequest(redisBefore, await readRedisCpu(BENCH_REDIS_URL), Number(flags.requests)) : {}
   const dump = newestDump(outDir, gateway.pid)
   if (flags['keep-dump']) copyFileSync(dump, flags['keep-dump'])
-  const cost = readCallgrindDump(readFileSync(dump, 'utf8'))
+  const text = readFileSync(dump, 'utf8')
+  const cost = readCallgrindDump(text)
   const perRequest = (instructions: number): number => Math.round(instructions / Number(flags.requests))
+  const totals = flags['cache-sim'] ? readDumpTotals(text) : null
+  const misses = totals ? { missesPerRequest: Object.fromEntries(MISS_EVENTS.map((event) => [event, perRequest(totals[event] ?? 0)])) } : {}
   process.stdout.write(JSON.stringify({
     target, variant, stream: flags.stream, requests: Number(flags.requests),
     instructionsPerRequest: perRequest(cost.totalInstructions),
@@ -145,6 +158,7 @@ try {
     gcInstructionsPerRequest: perRequest(cost.gcInstructions),
     compilerInstructionsPerRequest: perRequest(cost.compilerInstructions),
     ...redis,
+    ...misses,
   }) + '\n')
   await pool.close()
 } finally {

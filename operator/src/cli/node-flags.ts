@@ -1,14 +1,15 @@
 /**
- * V8 flags Gatehouse's servers start with (docs/operations.md, "Memory"). None can be set from
- * inside a running process: V8 sizes its heap and picks its WebAssembly compilers when it starts,
- * and Node refuses these flags in NODE_OPTIONS. So the `node` command line carries them: the
+ * V8 flags (and one Node option) Gatehouse's servers start with (docs/operations.md, "Memory").
+ * None can be set from inside a running process: V8 sizes its heap and picks its WebAssembly
+ * compilers when it starts, Node maps its code when it starts, and Node refuses the V8 flags in
+ * NODE_OPTIONS. So the `node` command line carries them: the
  * Dockerfile's entrypoint, `make run` and the benchmark's gateway; node-flags.test.ts keeps those
  * in step with these lists. Node keeps a compile cache per set of V8 flags, so the Dockerfile
  * warms one with these too.
  */
 
 /**
- * Every server: 8 MB semi-spaces, and no allocation-site pretenuring.
+ * Every server: 8 MB semi-spaces, no allocation-site pretenuring, and Node's code on large pages.
  *  - Under load a scavenge copies what the requests in flight hold (50 connections: the same
  *    amount whatever the semi-space size), so its pauses per request fall as the young generation
  *    grows. Main-thread collection pauses per request (test/bench/gc-promotion.ts, 50 connections,
@@ -22,8 +23,18 @@
  *    KB a request with 9-10 major collections per 20,000 requests, against 1.2-1.4 KB and 3 in
  *    every process without pretenuring (6 of 6); with three limits 7.7 against 2.4 KB and 19
  *    against 5. It is also why fresh processes of the same code differed by up to 30 % in CPU.
+ *  - `--use-largepages=silent` (a Node option, not V8's): Node copies its own code (the C++ runtime,
+ *    V8's builtins: about 40 MB) onto 2 MB pages at start. Gatehouse runs far more of that code a
+ *    request than the bare proxy does (JSON, crypto, WeakMaps, promises), and under callgrind both
+ *    execute about as many instructions a request (560 k) while on this VM Gatehouse took twice the
+ *    CPU time, which points at instruction fetches missing caches and the TLB rather than at more
+ *    work; callgrind's cache model agrees (18 k against 12 k L1 instruction misses). flags-ab.ts, two processes an arm, three rounds,
+ *    2026-11-29: Gatehouse 361 -> 336 µs a request (lower in 6 of 6 pairs); the bare proxy 192 ->
+ *    199 (no change). The price: that code is private memory instead of the shared file pages
+ *    (+24 MB idle, +10 to 13 MB under make bench's load: 127-128 -> 138-140 MB). `silent`: a
+ *    kernel without transparent huge pages keeps the 4 KB pages, without a warning.
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--no-allocation-site-pretenuring']
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--no-allocation-site-pretenuring', '--use-largepages=silent']
 
 /**
  * Environment of every server in the image (the Dockerfile's `ENV`). glibc gives each thread that
