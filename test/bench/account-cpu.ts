@@ -37,7 +37,7 @@ const applied = holder.apply({
 })
 if (!applied.ok) throw new Error(`bench snapshot rejected: ${JSON.stringify(applied.problems)}`)
 const runtime = holder.current!
-const provider = runtime.providers.get('id:p')!
+const provider = runtime.providers.byId('p')!
 
 // Bodies like those of `make bench` (run.ts's 0.26 KB chat body, a one-sentence answer).
 const requestText = JSON.stringify({

@@ -37,7 +37,7 @@ import { BENCH_REDIS_URL, benchLimits } from './bench-variant.ts'
 import type { LoadJob, LoadResult, TargetRequest } from './load.ts'
 import { startNode, type Started } from './processes.ts'
 import { medianOrNull } from './report.ts'
-import { benchGatewayScript, serverArgs, serverEnv } from './server-env.ts'
+import { bareProxyArgs, benchGatewayScript, serverArgs, serverEnv } from './server-env.ts'
 
 export const FEATURE_SCENARIO = 'feature-sat'
 
@@ -124,7 +124,7 @@ export async function startFeatureGateways(root: string, upstream: { url: string
   const instances = Array.from({ length: processesPerVariant }, (_, index) => index + 1)
   // Loading the tracing SDK takes seconds more than a plain start on a busy machine.
   const gatewayScript = await benchGatewayScript(root)
-  const proxyArgs = serverArgs(join(root, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
+  const proxyArgs = bareProxyArgs(root, upstream.url)
   const [proxies, gateways] = await Promise.all([
     Promise.all(instances.map((instance) => startNode<{ url: string }>(`bare proxy ${instance}`, proxyArgs, { env: plain }))),
     Promise.all(plans.flatMap((plan) => instances.map(async (instance) => ({

@@ -64,7 +64,7 @@ const applied = holder.apply({
 })
 if (!applied.ok) throw new Error(`bench snapshot rejected: ${JSON.stringify(applied.problems)}`)
 const runtime = holder.current!
-const provider = runtime.providers.get('id:p')!
+const provider = runtime.providers.byId('p')!
 const key = runtime.keysByHash.get('a'.repeat(64))!
 const requestText = JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 64, messages: [{ role: 'user', content: 'hello, how are you today?' }] })
 const answerText = JSON.stringify({ id: 'x', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Fine, thank you for asking.' }, finish_reason: 'stop' }] })

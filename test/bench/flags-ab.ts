@@ -25,7 +25,7 @@ import type { LoadResult, TargetRequest } from './load.ts'
 import { Loader } from './loader.ts'
 import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll } from './processes.ts'
 import { median } from './report.ts'
-import { benchGatewayScript, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
+import { bareProxyArgs, benchGatewayScript, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const CONNECTIONS = 50
@@ -41,7 +41,7 @@ const { values: flags } = parseArgs({
     'duration-s': { type: 'string', default: '4' },
   },
 })
-if (flags.a === undefined || flags.b === undefined) throw new Error(`usage: --a="<V8 flags>" --b="<V8 flags>" [--processes 3] [--rounds 4] [--variant ${BENCH_VARIANTS.join('|')}]`)
+if (flags.a === undefined || flags.b === undefined) throw new Error(`usage: --a="<V8 flags>" --b="<V8 flags>" [--processes 3] [--rounds 4] [--variant ${BENCH_VARIANTS.join('|')}] [--target gatehouse|bare]`)
 const arms = { A: flags.a.split(' ').filter(Boolean), B: flags.b.split(' ').filter(Boolean) } as const
 type Arm = keyof typeof arms
 const processes = Number(flags.processes)
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     for (let instance = 1; instance <= processes; instance++) {
       for (const arm of Object.keys(arms) as Arm[]) {
         if (target === 'bare') {
-          const proxy = await startNode<{ url: string }>(`bare ${arm}${instance}`, serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', simulator.ready.url], arms[arm]), { env })
+          const proxy = await startNode<{ url: string }>(`bare ${arm}${instance}`, bareProxyArgs(ROOT, simulator.ready.url, arms[arm]), { env })
           const headers = { 'content-type': 'application/json', authorization: 'Bearer any', ...FEATURE_METADATA_HEADER }
           started.push({ arm, instance, pid: proxy.pid, target: { origin: proxy.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody() } })
           continue

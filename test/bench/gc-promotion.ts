@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { benchGatewayScript, serverArgs } from './server-env.ts'
+import { bareProxyArgs, benchGatewayScript, serverArgs } from './server-env.ts'
 import { BENCH_REDIS_URL, benchChatBody, benchLimits, benchVariant, driveChat, variantEnv, variantFeatures } from './bench-variant.ts'
 import { readProcessCpu } from './procfs.ts'
 import { readRedisCpu, redisPerRequest } from './redis-cpu.ts'
@@ -51,7 +51,7 @@ interface ServerReady { url: string; workspaceKey?: string; provider?: string }
 /** Starts the server with `--trace-gc-nvp` and sums what its collections report from `mark()` on. */
 async function startTracedServer(upstream: { url: string; baseUrl: string }, env: NodeJS.ProcessEnv): Promise<{ ready: ServerReady; pid: number; mark: () => void; totals: () => GcTotals; stop: () => void }> {
   const args = bare
-    ? serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])
+    ? bareProxyArgs(ROOT, upstream.url)
     : serverArgs(await benchGatewayScript(ROOT), ['--upstream', upstream.baseUrl, '--features', variantFeatures(variant)])
   const child = spawn(process.execPath, ['--trace-gc-nvp', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let counting = false

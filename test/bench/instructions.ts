@@ -38,7 +38,7 @@ import { Pool } from 'undici'
 import { readCallgrindDump, readDumpTotals } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
-import { benchGatewayScript, serverArgs } from './server-env.ts'
+import { bareProxyArgs, benchGatewayScript, serverArgs } from './server-env.ts'
 import { BENCH_REDIS_URL, benchChatBody, benchLimits, benchVariant, driveChat, variantEnv, variantFeatures } from './bench-variant.ts'
 import { readRedisCpu, redisPerRequest } from './redis-cpu.ts'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
@@ -73,7 +73,7 @@ interface TargetReady {
 async function targetArgs(upstream: { url: string; baseUrl: string }): Promise<string[]> {
   // V8's perf map names JIT code, which a callgrind dump names by address only.
   const perfMap = flags['perf-map-dir'] ? ['--perf-basic-prof', `--perf-basic-prof-path=${flags['perf-map-dir']}`] : []
-  if (target === 'bare') return [...perfMap, ...serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url])]
+  if (target === 'bare') return [...perfMap, ...bareProxyArgs(ROOT, upstream.url)]
   return [
     ...perfMap, ...serverArgs(await benchGatewayScript(ROOT), []),
     '--upstream', upstream.baseUrl,

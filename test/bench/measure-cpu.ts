@@ -29,7 +29,7 @@ const applied = holder.apply({
 })
 if (!applied.ok) throw new Error('snapshot')
 const runtime = holder.current!
-const provider = runtime.providers.get('id:p')!
+const provider = runtime.providers.byId('p')!
 const key = runtime.keysByHash.get('a'.repeat(64))!
 const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }
 const answer = { kind: 'json' as const, status: 200, body: { id: 'x', model: 'gpt-4o-mini', choices: [] }, usage: { inputTokens: 12, outputTokens: 30 } }

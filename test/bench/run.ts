@@ -23,7 +23,7 @@ import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopA
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
 import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
-import { benchGatewayScript, describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
+import { bareProxyArgs, benchGatewayScript, describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -114,7 +114,7 @@ interface Targets {
 /** `node` arguments of the bare proxy and of Gatehouse, relaying to `upstream`. */
 async function serverCommands(upstream: SimulatorReady): Promise<{ bare: string[]; gatehouse: string[] }> {
   return {
-    bare: serverArgs(join(ROOT, 'test/bench/bare-proxy.ts'), ['--upstream', upstream.url]),
+    bare: bareProxyArgs(ROOT, upstream.url),
     gatehouse: serverArgs(await benchGatewayScript(ROOT), ['--upstream', upstream.baseUrl]),
   }
 }

@@ -77,6 +77,11 @@ export function serverArgs(script: string, args: readonly string[], nodeFlags: r
   return [...nodeFlags, ...CONTAINER_HEAP_FLAGS, script, ...args]
 }
 
+/** `node` arguments of the bare Node proxy (bare-proxy.ts) relaying to `upstreamUrl`, started as a measured server. */
+export function bareProxyArgs(root: string, upstreamUrl: string, nodeFlags: readonly string[] = serverNodeFlags()): string[] {
+  return serverArgs(join(root, 'test/bench/bare-proxy.ts'), ['--upstream', upstreamUrl], nodeFlags)
+}
+
 /** One line for the run's header: how every measured server runs. */
 export function describeServerRuntime(): string {
   const env = Object.entries(SERVER_ENV).map(([name, value]) => `${name}=${value}`).join(' ')

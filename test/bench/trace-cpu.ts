@@ -42,7 +42,7 @@ const applied = holder.apply({
 })
 if (!applied.ok) throw new Error('bench snapshot rejected')
 const runtime = holder.current!
-const provider = runtime.providers.get('id:p')!
+const provider = runtime.providers.byId('p')!
 const key = runtime.keysByHash.get('a'.repeat(64))!
 const principal = { kind: 'api_key' as const, id: key.record.id, workspaceId: 'ws', userId: null, scopes: [], defaultConfig: null, key, attributes: {} }
 const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 64, temperature: 0.2 }

@@ -95,7 +95,7 @@ async function startGateway(controlPlaneUrl: string, env: Record<string, string>
 }
 
 function credentialOf(gateway: RunningGateway): string | undefined {
-  const providers = gateway.holder.current?.providers.values()
+  const providers = gateway.holder.current?.providers.all()
   return providers?.next().value?.record.credentials.apiKey
 }
 

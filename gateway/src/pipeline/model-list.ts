@@ -65,13 +65,13 @@ async function modelsOf(provider: CompiledProvider, signal: AbortSignal, nowMs: 
 
 /** `named`: only the provider with this slug or id (from `x-gateway-provider`), else all the workspace may use. */
 export async function listReachableModels(runtime: RuntimeConfig, workspaceId: string | null, signal: AbortSignal, named: string | null = null, nowMs = Date.now()): Promise<ModelEntry[]> {
-  const providers = new Map<string, CompiledProvider>()
-  for (const provider of runtime.providers.values()) {
+  const providers: CompiledProvider[] = []
+  for (const provider of runtime.providers.all()) {
     const { record } = provider
-    if (providers.has(record.id) || !providerVisibleTo(record, workspaceId)) continue
+    if (!providerVisibleTo(record, workspaceId)) continue
     if (named !== null && record.slug !== named && record.id !== named) continue
-    providers.set(record.id, provider)
+    providers.push(provider)
   }
-  const lists = await Promise.all([...providers.values()].map((provider) => modelsOf(provider, signal, nowMs)))
+  const lists = await Promise.all(providers.map((provider) => modelsOf(provider, signal, nowMs)))
   return lists.flat()
 }

@@ -145,7 +145,7 @@ describe('bindPlan', () => {
   it('a custom host keeps the credential and gets its own breaker', () => {
     const [leaf] = leavesOf(bind({ provider: '@shared', custom_host: 'https://models.example.org/v2' }))
     expect(leaf!.target.route.provider.endpoint.baseUrl.href).toBe('https://models.example.org/v2')
-    expect(leaf!.target.route.provider.endpoint.credentials).toBe(rt.providers.get('id:p-shared')!.endpoint.credentials)
+    expect(leaf!.target.route.provider.endpoint.credentials).toBe(rt.providers.byId('p-shared')!.endpoint.credentials)
     expect(leaf!.target.healthKey).toBe('p-shared https://models.example.org')
   })
 

@@ -29,8 +29,8 @@ export interface RuntimeConfig extends ProviderLookup {
   readonly workspaces: ReadonlyMap<string, SnapshotWorkspace>
   /** The config a workspace's callers without a key of their own (JWTs) run under: the workspace's, else the deployment's. */
   readonly workspaceDefaults: ReadonlyMap<string, CompiledConfig | null>
-  /** `${workspaceId}/${slug}` for workspace providers, `*\/${slug}` for organisation-wide ones; ids too. */
-  readonly providers: ReadonlyMap<string, CompiledProvider>
+  /** Providers by workspace (or organisation-wide) slug and by id. */
+  readonly providers: ProviderIndex
   /** Saved configs, validated and planned: `id:${id}` and `slug:${workspaceId or *}/${slug}`. */
   readonly configs: ReadonlyMap<string, CompiledConfig>
   /** Every pool this runtime owns, closed when a newer runtime replaces it. */
@@ -109,8 +109,7 @@ export function compileRuntime(
     })
   })
 
-  const providers = new Map<string, CompiledProvider>()
-  const providerIndex = new ProviderIndex()
+  const providers = new ProviderIndex()
   snapshot.providers.forEach((record, index) => {
     const adapter = adapterFor(record.kind)
     if (!adapter) {
@@ -145,12 +144,8 @@ export function compileRuntime(
         allowPrivateNetwork: record.network === 'private-allowed',
       },
     }
-    const scope = record.workspaceId ?? '*'
-    const slugKey = `${scope}/${record.slug}`
-    if (providers.has(slugKey)) problems.push({ path: `providers.${index}.slug`, message: `duplicate provider slug '${record.slug}'` })
-    providers.set(slugKey, compiled)
-    providers.set(`id:${record.id}`, compiled)
-    providerIndex.add(scope, record.slug, record.id, compiled)
+    if (providers.slugged(record.workspaceId, record.slug)) problems.push({ path: `providers.${index}.slug`, message: `duplicate provider slug '${record.slug}'` })
+    providers.add(compiled)
   })
 
   if (problems.length > 0) return { ok: false, problems }
@@ -158,7 +153,7 @@ export function compileRuntime(
     ok: true,
     runtime: {
       findProvider(workspaceId, slugOrId) {
-        return providerIndex.find(workspaceId, slugOrId)
+        return providers.find(workspaceId, slugOrId)
       },
       generation: snapshot.generation,
       hash,
@@ -202,26 +197,44 @@ export function providerVisibleTo(provider: SnapshotProvider, workspaceId: strin
   return provider.allowAllWorkspaces || (workspaceId !== null && provider.allowedWorkspaceIds.includes(workspaceId))
 }
 
+/** The scope of providers every workspace may be allowed (a workspace's scope is its id). */
+const ORGANISATION_SCOPE = '*'
+
 /**
- * Providers by scope (a workspace id, or `*` for the organisation's) then slug, and by id: every
- * request looks one up, and composite keys built per request (`${workspaceId}/${slug}`) had to be
- * flattened and hashed each time (0.6 % of the gateway's CPU profile under load).
+ * A runtime's providers by scope (a workspace id, or `*` for the organisation's) then slug, and by
+ * id: every request looks one up, and composite keys built per request (`${workspaceId}/${slug}`,
+ * `id:${id}`) had to be flattened and hashed each time (0.6 % of the gateway's CPU profile under load).
  */
-class ProviderIndex {
+export class ProviderIndex {
   readonly #bySlug = new Map<string, Map<string, CompiledProvider>>()
   readonly #byId = new Map<string, CompiledProvider>()
 
-  add(scope: string, slug: string, id: string, provider: CompiledProvider): void {
+  add(provider: CompiledProvider): void {
+    const { workspaceId, slug, id } = provider.record
+    const scope = workspaceId ?? ORGANISATION_SCOPE
     let slugs = this.#bySlug.get(scope)
     if (!slugs) this.#bySlug.set(scope, (slugs = new Map()))
     slugs.set(slug, provider)
     this.#byId.set(id, provider)
   }
 
+  /** The provider with this slug in a workspace (null: the organisation's), whoever may see it. */
+  slugged(workspaceId: string | null, slug: string): CompiledProvider | undefined {
+    return this.#bySlug.get(workspaceId ?? ORGANISATION_SCOPE)?.get(slug)
+  }
+
+  byId(id: string): CompiledProvider | undefined {
+    return this.#byId.get(id)
+  }
+
+  /** Every provider, once. */
+  all(): IterableIterator<CompiledProvider> {
+    return this.#byId.values()
+  }
+
   /** By slug (workspace first, then organisation-wide) or id, as the workspace may see it. */
   find(workspaceId: string | null, slugOrId: string): CompiledProvider | undefined {
-    const candidate =
-      (workspaceId !== null ? this.#bySlug.get(workspaceId)?.get(slugOrId) : undefined) ?? this.#bySlug.get('*')?.get(slugOrId) ?? this.#byId.get(slugOrId)
+    const candidate = (workspaceId !== null ? this.slugged(workspaceId, slugOrId) : undefined) ?? this.slugged(null, slugOrId) ?? this.#byId.get(slugOrId)
     return candidate && providerVisibleTo(candidate.record, workspaceId) ? candidate : undefined
   }
 }

@@ -21,7 +21,7 @@ function producedAtMs(holder: RuntimeHolder): number | null {
 function providerSlugOf(holder: RuntimeHolder, healthKey: string): string {
   const space = healthKey.indexOf(' ')
   const id = space === -1 ? healthKey : healthKey.slice(0, space)
-  return holder.current?.providers.get(`id:${id}`)?.record.slug ?? OTHER
+  return holder.current?.providers.byId(id)?.record.slug ?? OTHER
 }
 
 export function registerSnapshotMetrics(registry: Registry, holder: RuntimeHolder): void {

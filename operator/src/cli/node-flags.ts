@@ -2,10 +2,9 @@
  * V8 flags (and one Node option) Gatehouse's servers start with (docs/operations.md, "Memory").
  * None can be set from inside a running process: V8 sizes its heap and picks its WebAssembly
  * compilers when it starts, Node maps its code when it starts, and Node refuses the V8 flags in
- * NODE_OPTIONS. So the `node` command line carries them: the
- * Dockerfile's entrypoint, `make run` and the benchmark's gateway; node-flags.test.ts keeps those
- * in step with these lists. Node keeps a compile cache per set of V8 flags, so the Dockerfile
- * warms one with these too.
+ * NODE_OPTIONS. So the `node` command line carries them: the Dockerfile's entrypoint, `make run`
+ * and the benchmark's gateway; node-flags.test.ts keeps those in step with these lists. Node
+ * keeps a compile cache per set of V8 flags, so the Dockerfile warms one with these too.
  */
 
 /**
@@ -28,9 +27,9 @@
  *    request than the bare proxy does (JSON, crypto, WeakMaps, promises), and under callgrind both
  *    execute about as many instructions a request (560 k) while on this VM Gatehouse took twice the
  *    CPU time, which points at instruction fetches missing caches and the TLB rather than at more
- *    work; callgrind's cache model agrees (18 k against 12 k L1 instruction misses). flags-ab.ts, two processes an arm, three rounds,
- *    2026-11-29: Gatehouse 361 -> 336 µs a request (lower in 6 of 6 pairs); the bare proxy 192 ->
- *    199 (no change). The price: that code is private memory instead of the shared file pages
+ *    work; callgrind's cache model agrees (18 k against 12 k L1 instruction misses). flags-ab.ts,
+ *    two processes an arm, three rounds, 2026-11-29: Gatehouse 361 -> 336 µs a request (lower in 6
+ *    of 6 pairs); the bare proxy 192 -> 199 (no change). The price: that code is private memory instead of the shared file pages
  *    (+24 MB idle, +10 to 13 MB under make bench's load: 127-128 -> 138-140 MB). `silent`: a
  *    kernel without transparent huge pages keeps the 4 KB pages, without a warning.
  */

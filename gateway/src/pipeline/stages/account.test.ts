@@ -69,7 +69,7 @@ describe('account stage, JSON answers', () => {
     const { drafts, sink } = collector()
     const ex = exchange({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { metadata: { _user: 'alice', team: 'search', n: 3 } })
     const pipeline = composePipeline(chat, [accountStage({ sink, now })], async (e): Promise<Answer> => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-a')!
       e.facts.upstreamModel = 'gpt-4o-mini'
       e.facts.attempts = 2
       e.facts.targetPath = 'config.targets[1]'
@@ -110,7 +110,7 @@ describe('account stage, JSON answers', () => {
     const { drafts, sink } = collector()
     const ex = exchange({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Say hello to the whole world, please.' }] })
     await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-a')!
       return { kind: 'json', status: 200, body: { model: 'gpt-4o', choices: [{ message: { role: 'assistant', content: 'Hello, whole world!' } }] }, usage: null }
     }).run(ex)
     expect(drafts[0]).toMatchObject({ estimated: true, inputTokens: 9, outputTokens: 5 })
@@ -124,7 +124,7 @@ describe('account stage, JSON answers', () => {
     })
     const { drafts, sink } = collector()
     await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-a')!
       return { kind: 'json', status: 200, body: { model: 'gpt-4o-mini' }, usage: { inputTokens: 10, outputTokens: 5 } }
     }).run(exchange({ model: 'gpt-4o-mini' }, { runtime: rt }))
     expect(drafts[0]!.pricingVersion).toBe('ws-price-7')
@@ -147,7 +147,7 @@ describe('account stage, errors', () => {
   it('records the status and code of a thrown error and rethrows it', async () => {
     const { drafts, sink } = collector()
     const pipeline = composePipeline(chat, [accountStage({ sink, now })], async (e): Promise<Answer> => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-b')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-b')!
       e.facts.attempts = 3
       throw new GatewayError('provider_overloaded', 'busy')
     })
@@ -185,7 +185,7 @@ describe('account stage, streams', () => {
   it('records once the stream ended, with the usage the provider reported at the end', async () => {
     const { drafts, sink } = collector()
     const answer = await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-a')!
       return streamOf([[chunk('Hel')], [chunk('lo')]], { inputTokens: 12, outputTokens: 2 })
     }).run(exchange({ model: 'gpt-4o', stream: true }))
     expect(drafts).toHaveLength(0)
@@ -198,7 +198,7 @@ describe('account stage, streams', () => {
   it('estimates a stream without usage (no include_usage) from the chunks it relayed', async () => {
     const { drafts, sink } = collector()
     const answer = await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-a')!
       // Relayed unparsed, as OpenAI-shaped streams are when no stage reads chunks.
       return streamOf([[new RawJson(JSON.stringify(chunk('Hello'))), new RawJson(JSON.stringify(chunk(' there')))], [chunk(' friend')]], null)
     }).run(exchange({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }))
@@ -209,7 +209,7 @@ describe('account stage, streams', () => {
   it('records what was sent when the client leaves mid-stream', async () => {
     const { drafts, sink } = collector()
     const answer = await composePipeline(chat, [accountStage({ sink, now })], async (e) => {
-      e.facts.provider = e.context.runtime.providers.get('id:prov-a')!
+      e.facts.provider = e.context.runtime.providers.byId('prov-a')!
       return streamOf([[chunk('one')], [chunk(' two')], [chunk(' three')], [chunk(' four')]], { inputTokens: 5, outputTokens: 4 })
     }).run(exchange({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'count' }] }))
     expect(await drain(answer, 2)).toBe(2)

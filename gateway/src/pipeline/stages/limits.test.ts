@@ -41,7 +41,7 @@ function exchange(rt: RuntimeConfig, body: Record<string, unknown> | null = { mo
   const facts = newFacts()
   // What the resolve-route stage leaves for the limits stage: the model asked for and its provider.
   facts.requestedModel = typeof body?.model === 'string' ? body.model : null
-  facts.provider = rt.providers.get('ws-1/oa') ?? null
+  facts.provider = rt.providers.slugged('ws-1', 'oa') ?? null
   return { operation, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, relayStreams: false, route: null, facts, responseHeaders: {} }
 }
 

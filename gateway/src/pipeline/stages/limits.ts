@@ -199,7 +199,7 @@ class LimitsStage implements Stage {
 
   /** Prices usage of this request's model on its provider, for cost budgets (null: no price). */
   #pricer(exchange: Exchange, subject: LimitSubject): (usage: Usage) => number | null {
-    const provider = exchange.facts.provider ?? (subject.providerId === null ? null : exchange.context.runtime.providers.get(`id:${subject.providerId}`) ?? null)
+    const provider = exchange.facts.provider ?? (subject.providerId === null ? null : exchange.context.runtime.providers.byId(subject.providerId) ?? null)
     const { facts } = exchange
     const target = { providerId: subject.providerId, providerKind: provider?.record.kind ?? null, model: subject.model || null, workspaceId: subject.workspaceId }
     // An upload names its model only inside its form: by the time it is settled, the form was read.

@@ -20,8 +20,8 @@ holder.apply({
   ],
 })
 const runtime = holder.current!
-const primary = runtime.providers.get('id:prov-a')!
-const backup = runtime.providers.get('id:prov-b')!
+const primary = runtime.providers.byId('prov-a')!
+const backup = runtime.providers.byId('prov-b')!
 
 function exchange(options: { authenticated?: boolean; signal?: AbortSignal } = {}): Exchange {
   const context = new ExchangeContext({ traceId: 'trace-1', spanId: null, parentSpanId: null, spanName: null }, runtime, options.signal ?? new AbortController().signal, Date.now())
