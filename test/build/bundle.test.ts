@@ -3,14 +3,16 @@
  * webhook's sidecar run the build while every other suite runs the sources, so this suite runs the
  * built command itself: each chunk links (the packages left outside resolve from node_modules), the
  * embedded start applies its migrations from the build's folder and serves a model call made with
- * the OpenAI SDK, and a sidecar started as the webhook writes it serves from its cached snapshot.
+ * the OpenAI SDK, traced by the bundled OpenTelemetry SDK (taken from its ES modules), and a
+ * sidecar started as the webhook writes it serves from its cached snapshot.
  *
  * The build goes under node_modules/.cache, so the packages it leaves outside resolve as they do
  * from the image's /app/dist.
  */
 import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,6 +21,8 @@ import { bundle, type BundleResult } from '../../operator/scripts/bundle.ts'
 import { SERVER_ENV } from '../../operator/src/cli/node-flags.ts'
 import { SIDECAR_ENV, SIDECAR_NODE_FLAGS } from '../../operator/src/webhook/inject.ts'
 import { adminClient } from '../helpers/admin-client.ts'
+import { decodeProtobufTraces } from '../helpers/otlp-protobuf.ts'
+import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts'
 import { freePort, pollUntil, startGatehouse, type GatehouseProcess } from '../helpers/processes.ts'
 import { simulatorResourcesYaml } from '../helpers/resources-yaml.ts'
 import { prepareSidecarCache } from '../helpers/sidecar-cache.ts'
@@ -31,6 +35,7 @@ let built: BundleResult
 let script: string
 let directory: string
 let simulator: Simulator
+let receiver: OtlpReceiver
 const running: GatehouseProcess[] = []
 
 beforeAll(async () => {
@@ -39,11 +44,13 @@ beforeAll(async () => {
   built = await bundle(join(directory, 'dist'))
   script = built.entries.gatehouse!
   simulator = await startOpenAISimulator({ chunks: 2, apiKeys: ['sk-sim'] })
+  receiver = await startOtlpReceiver({ decode: (body) => decodeProtobufTraces(body) })
 }, 120_000)
 
 afterAll(async () => {
   await Promise.all(running.map((process) => process.stop()))
   await simulator?.close()
+  await receiver?.close()
   if (directory) await rm(directory, { recursive: true, force: true })
 })
 
@@ -71,6 +78,14 @@ describe('the production build of the gatehouse command', () => {
     expect(result.status).toBe(0)
   })
 
+  it('takes OpenTelemetry\'s packages from their ES modules wherever they ship them', () => {
+    // A CommonJS build of the SDK reads the API through getters on every span (openTelemetryAsEsm).
+    const otel = built.moduleIds.filter((id) => id.includes(`${sep}@opentelemetry${sep}`))
+    expect(otel.some((id) => id.includes(`${sep}sdk-trace${sep}build${sep}esm${sep}Tracer.js`))).toBe(true)
+    const commonJs = otel.filter((id) => id.includes(`${sep}build${sep}src${sep}`))
+    expect(commonJs.filter((id) => existsSync(id.replace(`${sep}build${sep}src${sep}`, `${sep}build${sep}esm${sep}`)))).toEqual([])
+  })
+
   it('answers --help and validate as the sources do', () => {
     const help = spawnSync(process.execPath, [script, '--help'], { encoding: 'utf8' })
     expect(help.status).toBe(0)
@@ -80,10 +95,11 @@ describe('the production build of the gatehouse command', () => {
     expect(valid.status).toBe(0)
   })
 
-  it('starts embedded on an empty data directory (initdb and migrations in the build\'s child process) and serves a model call', async () => {
+  it('starts embedded on an empty data directory (initdb and migrations in the build\'s child process) and serves a model call, traced', async () => {
     const resources = join(directory, 'resources.yaml')
     await writeFile(resources, simulatorResourcesYaml(simulator.baseUrl, { workspace: 'team-a', workspaceName: 'Team A', apiKey: 'sk-sim' }))
-    const gatehouse = startGatehouse(['start', '--port', '0', '--data-dir', join(directory, 'data'), '-f', resources], { GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY }, [], script)
+    const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_BSP_SCHEDULE_DELAY: '100' }
+    const gatehouse = startGatehouse(['start', '--port', '0', '--data-dir', join(directory, 'data'), '-f', resources], { GATEHOUSE_ADMIN_API_KEY: ADMIN_KEY, ...tracing }, [], script)
     running.push(gatehouse)
     const serving = await gatehouse.waitForLog((line) => line.msg === 'Gatehouse is serving', 90_000)
     const admin = adminClient(() => serving.url!, ADMIN_KEY)
@@ -96,7 +112,16 @@ describe('the production build of the gatehouse command', () => {
       return answer !== undefined
     }, 5000)
     expect(answer!.choices[0]!.message.content).toBeTruthy()
-    expect(simulator.requests.at(-1)?.headers.authorization).toBe('Bearer sk-sim')
+    const upstream = simulator.requests.at(-1)!
+    expect(upstream.headers.authorization).toBe('Bearer sk-sim')
+    // The provider's traceparent names the attempt's CLIENT span, itself under the request's SERVER span.
+    const [, traceId, parentSpanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(upstream.headers.traceparent))!
+    const spans = await receiver.waitFor((all) => all.filter((span) => span.traceId === traceId).length >= 2)
+    const attempt = spans.find((span) => span.spanId === parentSpanId)!
+    expect(attempt.kind).toBe(SPAN_KIND.client)
+    const server = spans.find((span) => span.spanId === attempt.parentSpanId)!
+    expect(server.kind).toBe(SPAN_KIND.server)
+    expect(server.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'http.response.status_code': 200, 'gen_ai.response.id': answer!.id })
   }, 150_000)
 
   it('runs as the injected sidecar: serves from its cached snapshot with the control plane down', async () => {

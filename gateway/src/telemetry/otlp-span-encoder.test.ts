@@ -42,6 +42,10 @@ describe('OTLP span encoding', () => {
         'unicode.short': 'héllo ✓',
         // Long enough that its length needs two varint bytes, and multi-byte characters in it.
         'unicode.long': 'ü'.repeat(90) + 'x'.repeat(200),
+        // The longest string written byte by byte, and one as long whose last character is not ASCII.
+        'ascii.longest': 'x'.repeat(127),
+        'ascii.until.last': `${'x'.repeat(126)}é`,
+        'ascii.too.long': 'y'.repeat(128),
       })
       server.addEvent('gen_ai.content', { 'gen_ai.input.messages': '[{"role":"user"}]' })
       const parent = trace.setSpan(context.active(), server)
