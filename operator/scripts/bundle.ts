@@ -89,11 +89,16 @@ export function openTelemetryAsEsm(): Plugin {
       if (!source.startsWith('@opentelemetry/')) return null
       const resolved = await this.resolve(source, importer, { kind: extra.kind, skipSelf: true })
       if (resolved === null || resolved.external) return resolved
-      // The packages' CommonJS tree (build/src) and ES tree (build/esm) mirror each other.
-      const esm = resolved.id.replace(`${sep}build${sep}src${sep}`, `${sep}build${sep}esm${sep}`)
-      return esm !== resolved.id && existsSync(esm) ? { ...resolved, id: esm } : resolved
+      const esm = esmTwin(resolved.id)
+      return esm === null ? resolved : { ...resolved, id: esm }
     },
   }
+}
+
+/** An OpenTelemetry CommonJS module's ES twin, when the package ships one: its build/src and build/esm trees mirror each other. */
+export function esmTwin(moduleId: string): string | null {
+  const esm = moduleId.replace(`${sep}build${sep}src${sep}`, `${sep}build${sep}esm${sep}`)
+  return esm !== moduleId && existsSync(esm) ? esm : null
 }
 
 /** Bundles `entries` (name → source file) into `outDir`, emptied first. */

@@ -124,8 +124,14 @@ function* candidates(model: string): Generator<string> {
   }
 }
 
+interface TableEntry {
+  readonly price: Price
+  /** The row's model id: the model's family. */
+  readonly family: string
+}
+
 /** The table row a model of a provider kind is priced by, and that row's model id (its family). */
-function tableEntry(providerKind: string, model: string): { price: Price; family: string } | null {
+function tableEntry(providerKind: string, model: string): TableEntry | null {
   const list = tables.get(providerKind)
   if (!list) return null
   const name = providerKind === 'bedrock' ? bedrockName(model) : model
@@ -139,34 +145,40 @@ function tableEntry(providerKind: string, model: string): { price: Price; family
 }
 
 /**
+ * Table rows found, by provider kind then model: every request looks its model up (the metrics'
+ * model family; a metered request's price too), so by two map reads of strings whose hashes V8
+ * keeps, not by a key string built, flattened and hashed per call (1.6 % of the metered path's CPU
+ * profile, test/bench/features-cpu.ts), nor a walk of the candidate names. Bounded per kind.
+ */
+const entryCache = new Map<string, Map<string, TableEntry | null>>()
+const ENTRY_CACHE_MAX = 10_000
+
+function cachedTableEntry(providerKind: string, model: string): TableEntry | null {
+  let models = entryCache.get(providerKind)
+  if (models === undefined) {
+    models = new Map()
+    entryCache.set(providerKind, models)
+  }
+  let entry = models.get(model)
+  if (entry === undefined) {
+    entry = tableEntry(providerKind, model)
+    if (models.size >= ENTRY_CACHE_MAX) models.clear()
+    models.set(model, entry)
+  }
+  return entry
+}
+
+/**
  * The model family the shipped table prices a model as (`gpt-4o-2024-08-06` -> `gpt-4o`), or null
  * when the table has no row for it (self-hosted kinds have none). A bounded name for metrics.
  */
 export function tableModelFamily(providerKind: string, model: string): string | null {
-  return tableEntry(providerKind, model)?.family ?? null
+  return cachedTableEntry(providerKind, model)?.family ?? null
 }
-
-/**
- * Prices found, by provider kind then model: looked up on every metered request, so by two map
- * reads of strings whose hashes V8 keeps, not by a key string built, flattened and hashed per
- * call (1.6 % of the metered path's CPU profile, test/bench/features-cpu.ts). Bounded per kind.
- */
-const tableCache = new Map<string, Map<string, Price | null>>()
-const TABLE_CACHE_MAX = 10_000
 
 /** The shipped table's price for a model of a provider kind, or null when the table has none. */
 export function tablePrice(providerKind: string, model: string): Price | null {
-  let models = tableCache.get(providerKind)
-  if (models === undefined) {
-    models = new Map()
-    tableCache.set(providerKind, models)
-  }
-  const cached = models.get(model)
-  if (cached !== undefined) return cached
-  const found: Price | null = FREE_KINDS.has(providerKind) ? ZERO : (tableEntry(providerKind, model)?.price ?? null)
-  if (models.size >= TABLE_CACHE_MAX) models.clear()
-  models.set(model, found)
-  return found
+  return FREE_KINDS.has(providerKind) ? ZERO : (cachedTableEntry(providerKind, model)?.price ?? null)
 }
 
 type OverrideIndex = ReadonlyMap<string, PriceOverride>

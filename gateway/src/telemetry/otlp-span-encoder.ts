@@ -201,19 +201,13 @@ export class ProtoBuffer {
     this.pos = at + 8
   }
 
-  /** Bytes encoded earlier, as they are (an attribute name's field). */
-  encoded(bytes: Uint8Array): void {
-    this.ensure(bytes.length)
-    this.bytes.set(bytes, this.pos)
-    this.pos += bytes.length
-  }
-
-  /** Copies bytes written elsewhere (a batch's encoded spans). */
-  append(bytes: Uint8Array, start: number, end: number): void {
+  /** Copies bytes written elsewhere: a batch's encoded spans, an attribute name's field (whole: no view made). */
+  append(bytes: Uint8Array, start = 0, end = bytes.length): void {
     this.ensure(end - start)
-    this.bytes.set(bytes.subarray(start, end), this.pos)
+    this.bytes.set(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), this.pos)
     this.pos += end - start
   }
+
 }
 
 const DIGIT_0 = 0x30
@@ -298,7 +292,7 @@ function keyValues(out: ProtoBuffer, field: number, attributes: Attributes): voi
     const key = keys[index]!
     out.tag(field, LENGTH_DELIMITED)
     const pair = out.beginLength()
-    out.encoded(encodedName(key))
+    out.append(encodedName(key))
     out.tag(2, LENGTH_DELIMITED)
     const value = out.beginLength()
     anyValue(out, attributes[key])
