@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
 import { GatewayError } from './core/errors.ts'
+import { randomTraceId } from './core/random-id.ts'
 import { renderError } from './http/error-handler.ts'
 import { registerJsonBodyParser } from './http/json-body.ts'
 import { lazySchemaCompilers } from './http/schema-compilers.ts'
@@ -126,7 +127,7 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
     try {
       request.gatewayTrace = readTrace(request.headers)
     } catch (error) {
-      request.gatewayTrace = { traceId: randomUUID(), spanId: null, parentSpanId: null, spanName: null }
+      request.gatewayTrace = { traceId: randomTraceId(), spanId: null, parentSpanId: null, spanName: null }
       reply.header('x-gateway-trace-id', request.gatewayTrace.traceId)
       done(error as Error)
       return

@@ -12,7 +12,7 @@
  */
 import { parseArgs } from 'node:util'
 import { rememberRawJson } from '../../gateway/src/core/raw-json.ts'
-import { ExchangeContext } from '../../gateway/src/pipeline/context.ts'
+import { ExchangeContext, readTrace } from '../../gateway/src/pipeline/context.ts'
 import { composePipeline, newFacts, type Exchange, type Operation, type StageFactory } from '../../gateway/src/pipeline/stage.ts'
 import { accountStage } from '../../gateway/src/pipeline/stages/account.ts'
 import { RuntimeHolder } from '../../gateway/src/runtime/holder.ts'
@@ -59,7 +59,7 @@ function principal(level: LogLevel) {
 }
 
 function exchange(level: LogLevel): Exchange {
-  const context = new ExchangeContext({ traceId: crypto.randomUUID(), spanId: null, parentSpanId: null, spanName: null }, runtime, new AbortController().signal, Date.now())
+  const context = new ExchangeContext(readTrace({}), runtime, new AbortController().signal, Date.now())
   context.authenticated(principal(level), { team: 'bench' })
   const body = JSON.parse(requestText) as Record<string, unknown>
   return {

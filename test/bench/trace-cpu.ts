@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { injectTraceContext } from '../../gateway/src/core/tracing.ts'
 import { tracedAttempt } from '../../gateway/src/pipeline/attempt-span.ts'
-import { ExchangeContext } from '../../gateway/src/pipeline/context.ts'
+import { ExchangeContext, readTrace } from '../../gateway/src/pipeline/context.ts'
 import { composePipeline, newFacts, type Exchange, type Operation, type StageFactory } from '../../gateway/src/pipeline/stage.ts'
 import { traceStage } from '../../gateway/src/pipeline/stages/trace.ts'
 import { RuntimeHolder } from '../../gateway/src/runtime/holder.ts'
@@ -49,7 +49,7 @@ const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello'
 const target = { route: { provider, upstreamModel: 'gpt-4o-mini' }, forwardedHeaders: null, healthKey: 'p' } as Parameters<typeof tracedAttempt>[1]
 
 function exchange(): Exchange {
-  const context = new ExchangeContext({ traceId: crypto.randomUUID(), spanId: null, parentSpanId: null, spanName: null }, runtime, new AbortController().signal, Date.now())
+  const context = new ExchangeContext(readTrace({}), runtime, new AbortController().signal, Date.now())
   context.authenticated(principal, {})
   return { operation: chat, context, headers: {}, url: '/v1/chat/completions', params: {}, rawBody: body, body, upload: null, relayStreams: true, route: null, facts: newFacts(), responseHeaders: {} }
 }

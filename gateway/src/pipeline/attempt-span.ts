@@ -44,7 +44,7 @@ function ended(span: Span, answer: Answer, signal: AbortSignal, modelAnswer: boo
   switch (answer.kind) {
     case 'json':
       span.setAttribute('http.response.status_code', answer.status)
-      if (modelAnswer) span.setAttributes({ ...genAiResponseAttributes(answer.body), ...genAiUsageAttributes(answer.usage) })
+      if (modelAnswer) span.setAttributes(genAiUsageAttributes(answer.usage, genAiResponseAttributes(answer.body)))
       span.end()
       return answer
     case 'stream':
@@ -52,7 +52,7 @@ function ended(span: Span, answer: Answer, signal: AbortSignal, modelAnswer: boo
       return observeStream(answer, {
         onEnd({ error }) {
           const result = answer.result()
-          if (result !== null) span.setAttributes({ ...genAiUsageAttributes(result.usage), ...genAiFinishReasons(result.finishReason) })
+          if (result !== null) span.setAttributes(genAiFinishReasons(result.finishReason, genAiUsageAttributes(result.usage)))
           if (error !== null) failed(span, error, signal)
           else span.end()
         },

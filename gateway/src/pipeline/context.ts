@@ -3,9 +3,9 @@
  * (kept until it ends), the abort signal a client disconnect fires, and, once the authenticate
  * stage ran, who is calling and the caller's metadata.
  */
-import { randomUUID } from 'node:crypto'
 import { GatewayError } from '../core/errors.ts'
 import { header, type RequestHeaders } from '../core/headers.ts'
+import { randomTraceId } from '../core/random-id.ts'
 import type { CompiledConfig } from '../routing/select.ts'
 import type { CompiledKey, RuntimeConfig } from '../runtime/compile.ts'
 
@@ -104,10 +104,14 @@ function traceparentTraceId(headers: RequestHeaders): string | null {
   return traceId === undefined || /^0+$/.test(traceId) ? null : traceId
 }
 
-/** A caller on W3C trace context without `x-gateway-trace-id` gets its trace id back as the gateway trace id. */
+/**
+ * A caller on W3C trace context without `x-gateway-trace-id` gets its trace id back as the gateway
+ * trace id; a caller without either gets a new W3C trace id, which is the request's OpenTelemetry
+ * trace id as it is.
+ */
 export function readTrace(headers: RequestHeaders): Trace {
   return {
-    traceId: traceHeader(headers, 'x-gateway-trace-id') ?? traceparentTraceId(headers) ?? randomUUID(),
+    traceId: traceHeader(headers, 'x-gateway-trace-id') ?? traceparentTraceId(headers) ?? randomTraceId(),
     spanId: traceHeader(headers, 'x-gateway-span-id'),
     parentSpanId: traceHeader(headers, 'x-gateway-parent-span-id'),
     spanName: traceHeader(headers, 'x-gateway-span-name'),

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import { trace } from '@opentelemetry/api'
-import { RandomIdGenerator } from '@opentelemetry/sdk-trace-base'
 import { describe, expect, it } from 'vitest'
 import { CallerIdGenerator, callerParent, toSpanId, toTraceId, withRootTraceId } from './caller-context.ts'
 
@@ -38,7 +37,7 @@ describe('callerParent', () => {
 
 describe('CallerIdGenerator', () => {
   it('hands the pending trace id to the one root span started inside withRootTraceId, random ids otherwise', () => {
-    const ids = new CallerIdGenerator(new RandomIdGenerator())
+    const ids = new CallerIdGenerator()
     const pinned = 'abcdef0123456789abcdef0123456789'
     expect(withRootTraceId(pinned, () => [ids.generateTraceId(), ids.generateTraceId()])).toEqual([pinned, expect.not.stringMatching(pinned)])
     expect(ids.generateTraceId()).not.toBe(pinned)

@@ -7,8 +7,8 @@
  *     caller's span named by `x-gateway-span-id` (else `x-gateway-parent-span-id`) becomes the parent,
  *     so spans the caller reports under those ids nest with the gateway's. A caller that names its
  *     span asks for it to be traced: the parent is marked sampled.
- *  3. Neither: a new trace whose id is the request's gateway trace id (the generated UUID, without
- *     dashes), so the `x-gateway-trace-id` response header finds the trace in the backend.
+ *  3. Neither: a new trace whose id is the request's gateway trace id (generated in W3C form,
+ *     core/random-id.ts), so the `x-gateway-trace-id` response header finds the trace in the backend.
  *
  * The spec lets these ids be any string of up to 256 characters; W3C ids are hex of fixed length.
  * An id that already is one (32 or 16 hex digits, or a UUID for trace ids) is used as it is; any
@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto'
 import { propagation, ROOT_CONTEXT, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
+import { isTraceIdForm, randomSpanId, randomTraceId } from '../core/random-id.ts'
 import type { RequestHeaders } from '../core/headers.ts'
 
 /** The caller's ids as the gateway read them (`pipeline/context.ts` Trace). */
@@ -35,13 +36,10 @@ function hashed(value: string, hexDigits: number): string {
   return createHash('sha256').update(value).digest('hex').slice(0, hexDigits)
 }
 
-/** The form of the gateway's own trace ids (crypto.randomUUID): lowercase, never all zeros (version 4). */
-const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
 /** A W3C trace id (32 lowercase hex, not all zeros) for a caller's trace id. */
 export function toTraceId(value: string): string {
-  // Most requests carry the id the gateway made: one test instead of four and a lowercasing.
-  if (RANDOM_UUID.test(value)) return value.replaceAll('-', '')
+  // Most requests carry the id the gateway made, already in this form: one scan, no regular expression.
+  if (isTraceIdForm(value)) return value
   const hex = UUID.test(value) ? value.replaceAll('-', '') : value
   if (HEX32.test(hex) && !ZEROS.test(hex)) return hex.toLowerCase()
   return hashed(value, 32)
@@ -88,24 +86,18 @@ export function withRootTraceId<T>(traceId: string | null, start: () => T): T {
   }
 }
 
-/** The SDK's id generator, except that a root span started by `withRootTraceId` takes the given trace id. */
+/** Random ids (core/random-id.ts), except that a root span started by `withRootTraceId` takes the given trace id. */
 export class CallerIdGenerator implements IdGenerator {
-  readonly #random: IdGenerator
-
-  constructor(random: IdGenerator) {
-    this.#random = random
-  }
-
   generateTraceId(): string {
     const pending = pendingTraceId
     if (pending !== null) {
       pendingTraceId = null
       return pending
     }
-    return this.#random.generateTraceId()
+    return randomTraceId()
   }
 
   generateSpanId(): string {
-    return this.#random.generateSpanId()
+    return randomSpanId()
   }
 }

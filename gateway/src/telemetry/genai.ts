@@ -1,7 +1,9 @@
 /**
  * The OpenTelemetry GenAI semantic conventions (gen_ai.*), as Gatehouse fills them: operation and
  * provider names, the request parameters a body carries, and what an answer says about itself.
- * Pure functions of plain values, so the span code stays a list of "set this from that".
+ * Functions of plain values, so the span code stays a list of "set this from that". Each fills
+ * `into` when given one (a new object otherwise): the span code gathers a phase's attributes in one
+ * object and hands the SDK one call, instead of spreading a fresh object per function into another.
  * https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/
  */
 import type { Attributes } from '@opentelemetry/api'
@@ -64,9 +66,8 @@ function strings(value: unknown): string[] | undefined {
  * Request parameters from a body in OpenAI or Anthropic shape. Only what the body says: absent
  * fields stay absent (the provider's defaults are not the gateway's to state).
  */
-export function genAiRequestAttributes(body: Record<string, unknown> | null): Attributes {
-  if (body === null) return {}
-  const attributes: Attributes = {}
+export function genAiRequestAttributes(body: Record<string, unknown> | null, attributes: Attributes = {}): Attributes {
+  if (body === null) return attributes
   const put = (name: string, value: Attributes[string] | undefined): void => {
     if (value !== undefined) attributes[name] = value
   }
@@ -86,9 +87,10 @@ export function genAiRequestAttributes(body: Record<string, unknown> | null): At
 }
 
 /** Token counts: input, output, and the cache reads and writes when the provider reported them. */
-export function genAiUsageAttributes(usage: Usage | null): Attributes {
-  if (usage === null) return {}
-  const attributes: Attributes = { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens }
+export function genAiUsageAttributes(usage: Usage | null, attributes: Attributes = {}): Attributes {
+  if (usage === null) return attributes
+  attributes['gen_ai.usage.input_tokens'] = usage.inputTokens
+  attributes['gen_ai.usage.output_tokens'] = usage.outputTokens
   if (usage.cachedInputTokens) attributes['gen_ai.usage.cache_read.input_tokens'] = usage.cachedInputTokens
   if (usage.cacheWriteInputTokens) attributes['gen_ai.usage.cache_creation.input_tokens'] = usage.cacheWriteInputTokens
   if (usage.reasoningTokens) attributes['gen_ai.usage.reasoning.output_tokens'] = usage.reasoningTokens
@@ -96,10 +98,9 @@ export function genAiUsageAttributes(usage: Usage | null): Attributes {
 }
 
 /** What a JSON answer (OpenAI or Anthropic shape) says about itself: its id, model and finish reasons. */
-export function genAiResponseAttributes(body: unknown): Attributes {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return {}
+export function genAiResponseAttributes(body: unknown, attributes: Attributes = {}): Attributes {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return attributes
   const record = body as Record<string, unknown>
-  const attributes: Attributes = {}
   if (typeof record.id === 'string') attributes['gen_ai.response.id'] = record.id
   if (typeof record.model === 'string') attributes['gen_ai.response.model'] = record.model
   const reasons: string[] = []
@@ -126,6 +127,7 @@ export function genAiChunkAttributes(chunk: unknown): Attributes {
   return attributes
 }
 
-export function genAiFinishReasons(reason: FinishReason | null): Attributes {
-  return reason === null ? {} : { 'gen_ai.response.finish_reasons': [reason.raw ?? reason.unified] }
+export function genAiFinishReasons(reason: FinishReason | null, attributes: Attributes = {}): Attributes {
+  if (reason !== null) attributes['gen_ai.response.finish_reasons'] = [reason.raw ?? reason.unified]
+  return attributes
 }

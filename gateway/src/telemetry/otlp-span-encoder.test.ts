@@ -61,6 +61,26 @@ describe('OTLP span encoding', () => {
     expect(encoded(spans).equals(sdk)).toBe(true)
   })
 
+  it('writes the same bytes when attribute values repeat, change and come back from span to span', () => {
+    // Encoded pairs are copied once a value came twice in a row: every span here after the second
+    // copies some, writes others afresh, and the long value's pair needs a two-byte length.
+    const models = ['gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o', 'gpt-4o', 'gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o-mini']
+    const spans = finishedSpans((tracer) => {
+      models.forEach((model, index) => {
+        tracer.startSpan(`chat ${model}`, { kind: SpanKind.SERVER, attributes: {
+          'gen_ai.request.model': model,
+          'gen_ai.operation.name': 'chat',
+          'http.response.status_code': index === 3 ? 500 : 200,
+          'gatehouse.usage.estimated': index % 3 === 0,
+          'gatehouse.cost_usd': 0.000125,
+          'gen_ai.usage.input_tokens': 10 + index,
+          'long.value': 'ü'.repeat(index < 4 ? 90 : 91),
+        } }).end()
+      })
+    })
+    expect(encoded(spans).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!))).toBe(true)
+  })
+
   it('grows its buffer as a batch outgrows it', () => {
     const spans = finishedSpans((tracer) => {
       for (let i = 0; i < 50; i++) tracer.startSpan(`span ${i}`, { attributes: { index: i, text: 'x'.repeat(i * 10) } }).end()
@@ -71,10 +91,13 @@ describe('OTLP span encoding', () => {
 
 describe('ProtoBuffer.time', () => {
   it('writes nanoseconds since the epoch exactly', () => {
-    for (const time of [[0, 0], [1, 999_999_999], [1_764_300_000, 123_456_789], [0xffffffff, 999_999_999]] as const) {
-      const out = new ProtoBuffer(16)
+    const times = [[0, 0], [1, 999_999_999], [1_764_300_000, 123_456_789], [0xffffffff, 999_999_999], [0xffffffff, 0], [1_764_300_000, 0], [1_764_300_000, 999_999_999], [4_294_967, 296_000_000], [4_294_967, 295_999_999]] as const
+    // One buffer for all: times within the same second reuse that second's part, and its low half carries at 2³².
+    const out = new ProtoBuffer(16)
+    for (const time of times) {
+      const at = out.pos
       out.time(1, [time[0], time[1]])
-      expect(out.bytes.readBigUInt64LE(1)).toBe(BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]))
+      expect(out.bytes.readBigUInt64LE(at + 1)).toBe(BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]))
     }
   })
 })

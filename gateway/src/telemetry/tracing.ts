@@ -80,7 +80,7 @@ export const DEFAULT_EXPORT_BATCH_SPANS = 128
 export async function startTracing(options: { serviceName: string }): Promise<Tracing | null> {
   if (running) return running
   if (!tracingRequested(process.env)) return null
-  const [{ NodeSDK }, { RandomIdGenerator }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/sdk-trace-base')])
+  const { NodeSDK } = await import('@opentelemetry/sdk-node')
   // The SDK reads its batch settings from the environment only.
   if (!set(process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE)) process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE = String(DEFAULT_EXPORT_BATCH_SPANS)
   const sdk = new NodeSDK({
@@ -88,7 +88,7 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
     ...(encodesSpansAtEnd(process.env) ? { spanProcessors: [await encodedSpanProcessor()] } : {}),
     // The environment's service name wins over the process's default.
     ...(set(process.env.OTEL_SERVICE_NAME) ? {} : { serviceName: options.serviceName }),
-    idGenerator: new CallerIdGenerator(new RandomIdGenerator()),
+    idGenerator: new CallerIdGenerator(),
     // No automatic instrumentation of http/undici: the gateway makes its own spans, one per request
     // and one per upstream attempt, and auto-instrumented duplicates would cost on every call.
     instrumentations: [],

@@ -71,8 +71,7 @@ export function agentCallSpan(server: SnapshotAgentServer, method: string): Upst
 export function relayedServerAttributes(facts: {
   readonly mcp: { serverId: string; method: string | null; toolName: string | null } | null
   readonly agent: { serverId: string; method: string | null } | null
-}): Attributes {
-  const attributes: Attributes = {}
+}, attributes: Attributes = {}): Attributes {
   if (facts.mcp !== null) {
     attributes['gatehouse.mcp.server.id'] = facts.mcp.serverId
     if (facts.mcp.method !== null) attributes['mcp.method.name'] = facts.mcp.method

@@ -106,7 +106,8 @@ class RequestSpan {
     if (typeof facts.annotations.costUsd === 'number') attributes['gatehouse.cost_usd'] = facts.annotations.costUsd
     if (facts.usageEstimated) attributes['gatehouse.usage.estimated'] = true
     if (context.runtime.deploymentId !== null) attributes['gatehouse.deployment.id'] = context.runtime.deploymentId
-    Object.assign(attributes, genAiUsageAttributes(facts.usage), relayedServerAttributes(facts))
+    genAiUsageAttributes(facts.usage, attributes)
+    relayedServerAttributes(facts, attributes)
     const code = facts.errorCode ?? failure
     if (code !== null) attributes['error.type'] = code
     span.setAttributes(attributes)
@@ -131,9 +132,11 @@ class RequestSpan {
   }
 }
 
-function traceJson(request: RequestSpan, answer: Extract<Answer, { kind: 'json' }>): Answer {
-  // The provider's usage; the account stage's (estimated where the provider gave none) wins in `end`.
-  request.set({ ...genAiResponseAttributes(answer.body), ...genAiUsageAttributes(answer.usage) })
+function traceJson(request: RequestSpan, exchange: Exchange, answer: Extract<Answer, { kind: 'json' }>): Answer {
+  const attributes = genAiResponseAttributes(answer.body)
+  // The provider's usage where the account stage (inside, done by now) has none; `end` sets the account stage's.
+  if (exchange.facts.usage === null) genAiUsageAttributes(answer.usage, attributes)
+  request.set(attributes)
   request.content(() => outputContent(answer.body))
   request.end(answer.status, null)
   return answer
@@ -155,8 +158,9 @@ function traceStream(request: RequestSpan, exchange: Exchange, answer: StreamAns
     },
     onEnd({ completed, error }) {
       const result = answer.result()
-      request.set(genAiFinishReasons(result?.finishReason ?? exchange.facts.finishReason))
-      if (exchange.facts.usage === null && result !== null) request.set(genAiUsageAttributes(result.usage))
+      const attributes = genAiFinishReasons(result?.finishReason ?? exchange.facts.finishReason)
+      if (exchange.facts.usage === null && result !== null) genAiUsageAttributes(result.usage, attributes)
+      request.set(attributes)
       if (text !== null) request.content(() => text.attributes(result?.finishReason.raw ?? result?.finishReason.unified ?? null))
       if (error !== null) request.streamFailed(answer.status, error)
       else request.end(answer.status, completed ? null : 'request_cancelled')
@@ -184,7 +188,7 @@ function traceRelay(request: RequestSpan, answer: Extract<Answer, { kind: 'relay
 function traced(request: RequestSpan, exchange: Exchange, answer: Answer): Answer {
   switch (answer.kind) {
     case 'json':
-      return traceJson(request, answer)
+      return traceJson(request, exchange, answer)
     case 'stream':
       return traceStream(request, exchange, answer)
     case 'relay':
@@ -216,12 +220,9 @@ export function traceStage(options: TraceStageOptions = {}): StageFactory {
           const active = trace.setSpan(parent.context, span)
           // Unsampled: only the context travels (the provider learns the decision); nothing is read or set.
           if (!span.isRecording()) return context.with(active, next)
-          const attributes: Attributes = {
-            'gen_ai.operation.name': operationName,
-            'gatehouse.route': operation.name,
-            'gatehouse.trace_id': ids.traceId,
-            ...genAiRequestAttributes(exchange.body),
-          }
+          const attributes = genAiRequestAttributes(exchange.body, { 'gen_ai.operation.name': operationName, 'gatehouse.route': operation.name })
+          // The gateway trace id, where it is not the span's own (a caller's id in another form, hashed or stripped).
+          if (ids.traceId !== span.spanContext().traceId) attributes['gatehouse.trace_id'] = ids.traceId
           if (ids.spanName !== null) attributes['gatehouse.caller.span_name'] = ids.spanName
           if (ids.spanId !== null) attributes['gatehouse.caller.span_id'] = ids.spanId
           if (ids.parentSpanId !== null) attributes['gatehouse.caller.parent_span_id'] = ids.parentSpanId
