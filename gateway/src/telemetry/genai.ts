@@ -1,9 +1,10 @@
 /**
  * The OpenTelemetry GenAI semantic conventions (gen_ai.*), as Gatehouse fills them: operation and
  * provider names, the request parameters a body carries, and what an answer says about itself.
- * Functions of plain values, so the span code stays a list of "set this from that". Each fills
- * `into` when given one (a new object otherwise): the span code gathers a phase's attributes in one
- * object and hands the SDK one call, instead of spreading a fresh object per function into another.
+ * Functions of plain values, so the span code stays a list of "set this from that". Each fills the
+ * `attributes` object it is given (a new one otherwise) and returns it: the span code gathers a
+ * phase's attributes in one object and hands the SDK one call, instead of spreading a fresh object
+ * per function into another.
  * https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/
  */
 import type { Attributes } from '@opentelemetry/api'

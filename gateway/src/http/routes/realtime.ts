@@ -7,13 +7,13 @@
  * `response.done` events are tallied on the way (usage/realtime-usage.ts) for the session's record.
  */
 import type { IncomingMessage } from 'node:http'
-import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type * as Ws from 'ws'
 import type { WebSocket, WebSocketServer, RawData } from 'ws'
 import { GatewayError, toGatewayError } from '../../core/errors.ts'
 import { onDemand } from '../../core/on-demand.ts'
+import { randomTraceId } from '../../core/random-id.ts'
 import { header } from '../../core/headers.ts'
 import { buildRoutePipeline, type PipelineDeps } from '../../pipeline/build.ts'
 import { refuseRepeatedCredentials } from '../../pipeline/authenticate.ts'
@@ -236,7 +236,7 @@ export function registerRealtimeRoute(app: FastifyInstance, deps: PipelineDeps):
     try {
       trace = readTrace(request.headers)
     } catch (error) {
-      refuse(socket, error, randomUUID())
+      refuse(socket, error, randomTraceId())
       return
     }
     const url = new URL(request.url ?? '/', 'http://gateway.invalid')
