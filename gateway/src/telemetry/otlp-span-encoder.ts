@@ -295,7 +295,7 @@ function encodedName(name: string): Buffer {
 }
 
 /**
- * The last value of each attribute name with a primitive value, and once that value came twice
+ * The last value of each attribute name with a short primitive value, and once that value came twice
  * in a row, its whole KeyValue as encoded (key and value fields): most attributes repeat from span
  * to span (operation, route, provider, workspace, model, status), and the copy of one encoded pair
  * replaces the name's copy, two length-delimited fields and the value's encoding. A value that
@@ -310,8 +310,15 @@ interface EncodedPair {
 }
 const encodedPairs = new Map<string, EncodedPair>()
 
-function isPrimitive(value: unknown): value is string | number | boolean {
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+/**
+ * Longest string value whose pair is remembered: names, ids and models are short, while opted-in
+ * message content (span events) can be long and is seldom sent twice; holding it would only keep it.
+ */
+const MAX_REMEMBERED_CHARS = 256
+
+/** A value whose encoded pair may be remembered: a number, a boolean, or a short string. */
+function rememberable(value: unknown): value is string | number | boolean {
+  return typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_REMEMBERED_CHARS)
 }
 
 /** Remembers the pair just written (its last `length` bytes in `out`) for the next span with the same value. */
@@ -338,8 +345,8 @@ function keyValues(out: ProtoBuffer, field: number, attributes: Attributes): voi
     const key = keys[index]!
     const item = attributes[key]
     out.tag(field, LENGTH_DELIMITED)
-    const primitive = isPrimitive(item)
-    const known = primitive ? encodedPairs.get(key) : undefined
+    const remembered = rememberable(item)
+    const known = remembered ? encodedPairs.get(key) : undefined
     if (known?.bytes != null && known.value === item) {
       out.varint(known.bytes.length)
       out.append(known.bytes)
@@ -353,7 +360,7 @@ function keyValues(out: ProtoBuffer, field: number, attributes: Attributes): voi
     out.endLength(value)
     const length = out.pos - pair - 1
     out.endLength(pair)
-    if (primitive) rememberPair(out, key, item, known, length)
+    if (remembered) rememberPair(out, key, item, known, length)
   }
 }
 
