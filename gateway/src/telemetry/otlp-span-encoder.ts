@@ -274,41 +274,39 @@ function anyValue(out: ProtoBuffer, value: AttributeValue | Attributes | Uint8Ar
 }
 
 /**
- * Attribute names as their encoded KeyValue.key field (tag, length, UTF-8), each written once: a
- * copy of 20-odd bytes took 28 ns where Buffer's UTF-8 writer took 48 (a loop over the characters:
- * 59). Bounded, since a caller's span attributes could bring any names: past the bound it starts over.
+ * What the encoder keeps of each attribute name it met, in one bounded map (a caller's span
+ * attributes could bring any names: past the bound it starts over):
+ *  - the name as its encoded KeyValue.key field (tag, length, UTF-8), written once: a copy of
+ *    20-odd bytes took 28 ns where Buffer's UTF-8 writer took 48 (a loop over the characters: 59);
+ *  - the last value, when a short primitive, and once that value came twice in a row the whole
+ *    KeyValue as encoded (key and value fields). Most attributes repeat from span to span
+ *    (operation, route, provider, workspace, model, status), and the copy of one encoded pair
+ *    replaces the name's copy, two length-delimited fields and the value's encoding; a value that
+ *    changes every span (an id, a token count) costs a comparison and keeps no bytes. Timed in a
+ *    loop of spans shaped as the gateway's server span (19 attributes, 3 of them changing):
+ *    4.8-5.0 µs a span at the median against 6.3-6.6 before, 2026-11-29.
  */
-const encodedNames = new Map<string, Buffer>()
-const MAX_ENCODED_NAMES = 1024
+interface EncodedKey {
+  readonly name: Buffer
+  value: AttributeValue | undefined
+  /** The KeyValue's content, once `value` came twice in a row; null until then. */
+  pair: Buffer | null
+}
+const encodedKeys = new Map<string, EncodedKey>()
+const MAX_ENCODED_KEYS = 1024
 const scratch = new ProtoBuffer(256)
 
-function encodedName(name: string): Buffer {
-  let encoded = encodedNames.get(name)
-  if (encoded === undefined) {
+function encodedKey(name: string): EncodedKey {
+  let known = encodedKeys.get(name)
+  if (known === undefined) {
     scratch.reset()
     scratch.string(1, name)
-    encoded = Buffer.from(scratch.written())
-    if (encodedNames.size >= MAX_ENCODED_NAMES) encodedNames.clear()
-    encodedNames.set(name, encoded)
+    known = { name: Buffer.from(scratch.written()), value: undefined, pair: null }
+    if (encodedKeys.size >= MAX_ENCODED_KEYS) encodedKeys.clear()
+    encodedKeys.set(name, known)
   }
-  return encoded
+  return known
 }
-
-/**
- * The last value of each attribute name with a short primitive value, and once that value came twice
- * in a row, its whole KeyValue as encoded (key and value fields): most attributes repeat from span
- * to span (operation, route, provider, workspace, model, status), and the copy of one encoded pair
- * replaces the name's copy, two length-delimited fields and the value's encoding. A value that
- * changes every span (an id, a token count) costs a comparison and keeps no bytes. Bounded like
- * `encodedNames`. Timed in a loop of spans shaped as the gateway's server span (19 attributes, 3
- * of them changing): 4.8-5.0 µs a span at the median against 6.3-6.6 before, 2026-11-29.
- */
-interface EncodedPair {
-  value: AttributeValue
-  /** The KeyValue's content, once `value` came twice in a row; null until then. */
-  bytes: Buffer | null
-}
-const encodedPairs = new Map<string, EncodedPair>()
 
 /**
  * Longest string value whose pair is remembered: names, ids and models are short, while opted-in
@@ -322,15 +320,15 @@ function rememberable(value: unknown): value is string | number | boolean {
 }
 
 /** Remembers the pair just written (its last `length` bytes in `out`) for the next span with the same value. */
-function rememberPair(out: ProtoBuffer, key: string, value: string | number | boolean, known: EncodedPair | undefined, length: number): void {
-  if (known === undefined) {
-    if (encodedPairs.size >= MAX_ENCODED_NAMES) encodedPairs.clear()
-    encodedPairs.set(key, { value, bytes: null })
+function rememberPair(out: ProtoBuffer, known: EncodedKey, value: unknown, length: number): void {
+  if (!rememberable(value)) {
+    known.value = undefined
+    known.pair = null
   } else if (known.value === value) {
-    known.bytes = Buffer.from(out.bytes.subarray(out.pos - length, out.pos))
+    known.pair = Buffer.from(out.bytes.subarray(out.pos - length, out.pos))
   } else {
     known.value = value
-    known.bytes = null
+    known.pair = null
   }
 }
 
@@ -344,23 +342,22 @@ function keyValues(out: ProtoBuffer, field: number, attributes: Attributes): voi
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index]!
     const item = attributes[key]
+    const known = encodedKey(key)
     out.tag(field, LENGTH_DELIMITED)
-    const remembered = rememberable(item)
-    const known = remembered ? encodedPairs.get(key) : undefined
-    if (known?.bytes != null && known.value === item) {
-      out.varint(known.bytes.length)
-      out.append(known.bytes)
+    if (known.pair !== null && known.value === item) {
+      out.varint(known.pair.length)
+      out.append(known.pair)
       continue
     }
     const pair = out.beginLength()
-    out.append(encodedName(key))
+    out.append(known.name)
     out.tag(2, LENGTH_DELIMITED)
     const value = out.beginLength()
     anyValue(out, item)
     out.endLength(value)
     const length = out.pos - pair - 1
     out.endLength(pair)
-    if (remembered) rememberPair(out, key, item, known, length)
+    rememberPair(out, known, item, length)
   }
 }
 
