@@ -74,6 +74,29 @@ export interface TtfbJob extends JobBase {
   requests: number
 }
 
+/**
+ * Closed loop on several targets taking turns: one slice of `sliceMs` each, in order, until every
+ * target has had `durationMs` of measured load (after `warmupMs` each of unmeasured turns). Two
+ * targets compared this way are measured over the same seconds of the machine's life. Measured one
+ * after the other, in windows seconds apart, four identical gateways on this project's shared VM
+ * spread from 299 to 447 µs of CPU a request with no lasting rank, more than the features compared
+ * (README, "2026-11-29 (later)"); loaded side by side they agreed within 5 %.
+ * A target's processes (`watch`) are read over the whole measured phase, so what they do between
+ * their turns (collections, span exports, usage batches) is theirs too. Processes every target
+ * uses (`shared`: the simulator) are read at each turn's start and end instead, and each target
+ * gets what they spent in its own turns.
+ */
+export interface AlternatingJob {
+  mode: 'alternating'
+  targets: Array<{ target: TargetRequest; watch: WatchedProcess[] }>
+  shared?: WatchedProcess[]
+  connections: number
+  sliceMs: number
+  warmupMs: number
+  durationMs: number
+  stream: boolean
+}
+
 export type LoadJob = ClosedJob | PacedJob | TtfbJob
 
 export interface ProcessUsage {
@@ -243,7 +266,8 @@ class UsageWindow {
     })
   }
 
-  finish(requests: number): { processes: ProcessUsage[]; foreignCores: number | null; generatorCores: number | null } {
+  /** `requests`: completed in the window, or per watched process (alternating targets). */
+  finish(requests: number | readonly number[]): { processes: ProcessUsage[]; foreignCores: number | null; generatorCores: number | null } {
     clearInterval(this.#sampler)
     this.#sample()
     const elapsedMs = Number(process.hrtime.bigint() - this.#startNs) / 1e6
@@ -252,6 +276,7 @@ class UsageWindow {
     const endSystem = readSystemCpu()
     let watchedMs = 0
     const processes = this.#watch.map((entry, index): ProcessUsage => {
+      const served = typeof requests === 'number' ? requests : requests[index]!
       const start = this.#startCpu[index]
       const end = readProcessCpu(entry.pid)
       const cpuMs = start && end ? end.cpuMs - start.cpuMs : null
@@ -261,8 +286,8 @@ class UsageWindow {
         name: entry.name,
         pid: entry.pid,
         cpuMs,
-        cpuUsPerRequest: cpuMs === null || requests === 0 ? null : (cpuMs * 1000) / requests,
-        minorFaultsPerRequest: start && end && requests > 0 ? (end.minorFaults - start.minorFaults) / requests : null,
+        cpuUsPerRequest: cpuMs === null || served === 0 ? null : (cpuMs * 1000) / served,
+        minorFaultsPerRequest: start && end && served > 0 ? (end.minorFaults - start.minorFaults) / served : null,
         cores: cpuMs === null ? null : cpuMs / elapsedMs,
         rssMaxKb: this.#rssMaxKb[index] ?? null,
         hwmKb: memory?.hwmKb ?? null,
@@ -307,35 +332,117 @@ function result(job: LoadJob, tally: Tally, windowS: number, usage: ReturnType<U
   }
 }
 
-export async function runClosed(job: ClosedJob): Promise<LoadResult> {
-  const nextBody = bodySource(job.target)
-  const clients = Array.from({ length: job.connections }, () => newClient(job.target.origin))
-  const tally = new Tally(capacityFor(job.durationMs, 60_000))
-  let measuring = false
-  let stopAtNs = process.hrtime.bigint() + BigInt(job.warmupMs) * 1_000_000n
+/** One target's connections in a closed loop: `load(ms, tally)` keeps them busy that long and waits for the last answers. */
+class ClosedLoop {
+  readonly clients: Client[]
+  readonly #target: TargetRequest
+  readonly #stream: boolean
+  readonly #nextBody: () => Buffer
 
-  const worker = async (client: Client): Promise<void> => {
-    for (;;) {
-      const startNs = process.hrtime.bigint()
-      if (startNs >= stopAtNs) return
-      const counted = measuring
-      const outcome = await send(client, job.target, nextBody(), job.stream)
-      if (counted) tally.add(startNs, outcome)
-      // A dead target must not turn this loop into a busy spin.
-      if (outcome.error) await sleep(10)
-    }
+  constructor(target: TargetRequest, connections: number, stream: boolean) {
+    this.clients = Array.from({ length: connections }, () => newClient(target.origin))
+    this.#target = target
+    this.#stream = stream
+    this.#nextBody = bodySource(target)
   }
 
-  await Promise.all(clients.map(worker))
-  measuring = true
+  /** Seconds from the first request sent to the last answer. `tally` null: unmeasured. */
+  async load(durationMs: number, tally: Tally | null): Promise<number> {
+    const startedNs = process.hrtime.bigint()
+    const stopAtNs = startedNs + BigInt(Math.round(durationMs * 1e6))
+    const worker = async (client: Client): Promise<void> => {
+      for (;;) {
+        const startNs = process.hrtime.bigint()
+        if (startNs >= stopAtNs) return
+        const outcome = await send(client, this.#target, this.#nextBody(), this.#stream)
+        tally?.add(startNs, outcome)
+        // A dead target must not turn this loop into a busy spin.
+        if (outcome.error) await sleep(10)
+      }
+    }
+    await Promise.all(this.clients.map(worker))
+    return Number(process.hrtime.bigint() - startedNs) / 1e9
+  }
+}
+
+export async function runClosed(job: ClosedJob): Promise<LoadResult> {
+  const loop = new ClosedLoop(job.target, job.connections, job.stream)
+  const tally = new Tally(capacityFor(job.durationMs, 60_000))
+  await loop.load(job.warmupMs, null)
   const usage = new UsageWindow(job.watch)
-  const windowStartNs = process.hrtime.bigint()
-  stopAtNs = windowStartNs + BigInt(job.durationMs) * 1_000_000n
-  await Promise.all(clients.map(worker))
-  const windowS = Number(process.hrtime.bigint() - windowStartNs) / 1e9
+  const windowS = await loop.load(job.durationMs, tally)
   const used = usage.finish(tally.ok)
-  await closeAll(clients)
+  await closeAll(loop.clients)
   return result(job, tally, windowS, used, null)
+}
+
+/** CPU time and page faults of processes all targets use, summed over each target's turns. */
+class TurnUsage {
+  readonly #watch: readonly WatchedProcess[]
+  /** [target][process]: CPU ms and minor faults in the target's turns; null once a reading failed. */
+  readonly #spent: Array<Array<{ cpuMs: number; minorFaults: number } | null>>
+
+  constructor(watch: readonly WatchedProcess[], targets: number) {
+    this.#watch = watch
+    this.#spent = Array.from({ length: targets }, () => watch.map(() => ({ cpuMs: 0, minorFaults: 0 })))
+  }
+
+  read(): (ProcessCpu | null)[] {
+    return this.#watch.map((entry) => readProcessCpu(entry.pid))
+  }
+
+  add(target: number, before: (ProcessCpu | null)[]): void {
+    const after = this.read()
+    const spent = this.#spent[target]!
+    spent.forEach((sum, index) => {
+      const start = before[index]
+      const end = after[index]
+      spent[index] = sum === null || !start || !end ? null : { cpuMs: sum.cpuMs + end.cpuMs - start.cpuMs, minorFaults: sum.minorFaults + end.minorFaults - start.minorFaults }
+    })
+  }
+
+  usage(target: number, requests: number, loadedS: number): ProcessUsage[] {
+    return this.#watch.map((entry, index): ProcessUsage => {
+      const spent = this.#spent[target]![index] ?? null
+      return {
+        name: entry.name,
+        pid: entry.pid,
+        cpuMs: spent?.cpuMs ?? null,
+        cpuUsPerRequest: spent === null || requests === 0 ? null : (spent.cpuMs * 1000) / requests,
+        minorFaultsPerRequest: spent === null || requests === 0 ? null : spent.minorFaults / requests,
+        cores: spent === null || loadedS === 0 ? null : spent.cpuMs / (loadedS * 1000),
+        rssMaxKb: null,
+        hwmKb: null,
+      }
+    })
+  }
+}
+
+/** The targets in turns (AlternatingJob); one result per target, in the job's order. */
+export async function runAlternating(job: AlternatingJob): Promise<LoadResult[]> {
+  const loops = job.targets.map(({ target }) => new ClosedLoop(target, job.connections, job.stream))
+  const tallies = job.targets.map(() => new Tally(capacityFor(job.durationMs, 60_000)))
+  const turns = (totalMs: number): number => Math.round(totalMs / job.sliceMs)
+  for (let turn = 0; turn < turns(job.warmupMs); turn++) for (const loop of loops) await loop.load(job.sliceMs, null)
+  // One window over every target's processes: each process's CPU over the whole phase, divided by its own target's requests.
+  // The shared processes are in it too (index -1, no requests of their own), so what they spend is not counted as foreign.
+  const watched = [...job.targets.flatMap(({ watch }, index) => watch.map((entry) => ({ entry, index }))), ...(job.shared ?? []).map((entry) => ({ entry, index: -1 }))]
+  const usage = new UsageWindow(watched.map(({ entry }) => entry))
+  const loadedS = job.targets.map(() => 0)
+  const shared = new TurnUsage(job.shared ?? [], job.targets.length)
+  for (let turn = 0; turn < Math.max(1, turns(job.durationMs)); turn++) {
+    for (const [index, loop] of loops.entries()) {
+      const before = shared.read()
+      loadedS[index]! += await loop.load(job.sliceMs, tallies[index]!)
+      shared.add(index, before)
+    }
+  }
+  const used = usage.finish(watched.map(({ index }) => tallies[index]?.ok ?? 0))
+  await closeAll(loops.flatMap((loop) => loop.clients))
+  return job.targets.map((_, index) => {
+    const own = { ...used, processes: [...shared.usage(index, tallies[index]!.ok, loadedS[index]!), ...used.processes.filter((_, at) => watched[at]!.index === index)] }
+    return result({ mode: 'closed', target: job.targets[index]!.target, watch: [], connections: job.connections, warmupMs: job.warmupMs, durationMs: job.durationMs, stream: job.stream }, tallies[index]!, loadedS[index]!, own, null)
+  })
 }
 
 /**
@@ -438,16 +545,19 @@ export function runJob(job: LoadJob): Promise<LoadResult> {
   return runTtfb(job)
 }
 
-export type LoadMessage = { kind: 'result'; result: LoadResult } | { kind: 'error'; message: string }
+export type LoadMessage = { kind: 'result'; result: LoadResult } | { kind: 'results'; results: LoadResult[] } | { kind: 'error'; message: string }
 
 if (import.meta.main) {
   if (!process.send) {
     process.stderr.write('load.ts is driven by run.ts over IPC: node test/bench/run.ts\n')
     process.exit(2)
   }
-  process.on('message', (job: LoadJob) => {
-    runJob(job).then(
-      (done) => process.send!({ kind: 'result', result: done } satisfies LoadMessage),
+  process.on('message', (job: LoadJob | AlternatingJob) => {
+    const done: Promise<LoadMessage> = job.mode === 'alternating'
+      ? runAlternating(job).then((results) => ({ kind: 'results', results }))
+      : runJob(job).then((outcome) => ({ kind: 'result', result: outcome }))
+    done.then(
+      (message) => process.send!(message),
       (error: unknown) => process.send!({ kind: 'error', message: error instanceof Error ? error.message : String(error) } satisfies LoadMessage),
     )
   })

@@ -22,7 +22,7 @@ import { Loader } from './loader.ts'
 import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
+import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, FEATURE_SLICE_MS, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
 import { bareProxyArgs, benchGatewayScript, describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
@@ -160,6 +160,22 @@ async function smokeCheck(targets: Targets): Promise<Record<TargetName, { jsonBy
   return sizes
 }
 
+/**
+ * The closed-loop scenarios whose targets take turns in slices of SLICE_MS rather than whole
+ * windows one after the other: throughput and CPU per request, compared between the targets. On a
+ * shared VM whose speed moves by tens of percent within seconds, windows seconds apart measured
+ * the machine's drift as much as the targets (feature-scenario.ts). `serial` (one connection)
+ * and the latency scenarios keep whole windows.
+ */
+const ALTERNATING_SCENARIOS: ReadonlySet<ScenarioName> = new Set(['sat', 'stream-sat', 'cache-sat', 'prompt-sat'])
+const SLICE_MS = FEATURE_SLICE_MS
+
+async function sequentially(loader: Loader, jobs: LoadJob[]): Promise<LoadResult[]> {
+  const results: LoadResult[] = []
+  for (const job of jobs) results.push(await loader.run(job))
+  return results
+}
+
 function jobFor(scenario: ScenarioName, target: TargetRequest, watch: WatchedProcess[]): LoadJob {
   switch (scenario) {
     case 'sat':
@@ -247,7 +263,7 @@ async function main(): Promise<void> {
   // Repetitions interleave everything, so a burst of foreign load hits every target alike.
   for (let rep = 1; rep <= reps; rep++) {
     for (const scenario of scenarios) {
-      for (const target of TARGETS) {
+      const jobs = TARGETS.map((target) => {
         const rendersPrompt = scenario === 'prompt-sat' && target === 'gatehouse'
         const request: TargetRequest = {
           origin: targets.origins[target],
@@ -255,19 +271,42 @@ async function main(): Promise<void> {
           headers: targets.headers,
           body: rendersPrompt ? PROMPT_BODY : chatBody(scenario === 'stream-sat'),
         }
-        const watch = target === 'direct' ? [simulatorWatch] : [simulatorWatch, { name: target, pid: targets.servers[target].pid }]
-        const result = await loader.run(jobFor(scenario, request, watch))
-        runs.push({ scenario, target, rep, result })
-        console.log(progressLine(rep, scenario, target, result))
+        const own = target === 'direct' ? [] : [{ name: target, pid: targets.servers[target].pid }]
+        return { target, job: jobFor(scenario, request, [simulatorWatch, ...own]), own }
+      })
+      const first = jobs[0]!.job
+      // Closed-loop throughput scenarios: the three targets take turns in short slices (load.ts,
+      // AlternatingJob), so a ratio between them is measured over the same seconds.
+      const results = first.mode === 'closed' && ALTERNATING_SCENARIOS.has(scenario)
+        ? await loader.runAlternating({
+          mode: 'alternating',
+          targets: jobs.map(({ job, own }) => ({ target: job.target, watch: own })),
+          shared: [simulatorWatch],
+          connections: first.connections, sliceMs: SLICE_MS, warmupMs: first.warmupMs, durationMs: first.durationMs, stream: first.stream,
+        })
+        : await sequentially(loader, jobs.map(({ job }) => job))
+      for (const [index, { target }] of jobs.entries()) {
+        runs.push({ scenario, target, rep, result: results[index]! })
+        console.log(progressLine(rep, scenario, target, results[index]!))
       }
     }
-    for (const variant of featured?.variants ?? []) {
-      const headers = { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }
-      const request: TargetRequest = { origin: variant.origin, path: '/v1/chat/completions', headers, body: chatBody(false) }
-      const result = await loader.run(jobFor('sat', request, [simulatorWatch, { name: 'server', pid: variant.pid }]))
-      featureRuns.push({ variant: variant.name, instance: variant.instance, rep, result })
-      const failed = result.errors + result.non2xx + result.incomplete
-      console.log(`  #${rep} ${FEATURE_SCENARIO.padEnd(10)} ${`${variant.name} ${variant.instance}`.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
+    // Each instance's variants take turns in short slices (feature-scenario.ts, FEATURE_SLICE_MS).
+    for (const instance of new Set((featured?.variants ?? []).map((variant) => variant.instance))) {
+      const group = featured!.variants.filter((variant) => variant.instance === instance)
+      const results = await loader.runAlternating({
+        mode: 'alternating',
+        targets: group.map((variant) => ({
+          target: { origin: variant.origin, path: '/v1/chat/completions', headers: { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }, body: chatBody(false) },
+          watch: [{ name: 'server', pid: variant.pid }],
+        })),
+        connections, sliceMs: FEATURE_SLICE_MS, warmupMs, durationMs, stream: false,
+      })
+      for (const [index, variant] of group.entries()) {
+        const result = results[index]!
+        featureRuns.push({ variant: variant.name, instance: variant.instance, rep, result })
+        const failed = result.errors + result.non2xx + result.incomplete
+        console.log(`  #${rep} ${FEATURE_SCENARIO.padEnd(10)} ${`${variant.name} ${variant.instance}`.padEnd(24)} ${result.requestsPerS.toFixed(0).padStart(6)} req/s, p50 ${(result.latency.p50Us / 1000).toFixed(3)} ms${failed ? `, ${failed} FAILED (${result.firstError})` : ''}`)
+      }
     }
   }
   await featured?.cleanUp()

@@ -15,10 +15,11 @@
  * other is hashed (SHA-256, truncated), so the same caller id always maps to the same trace or span.
  */
 import { createHash } from 'node:crypto'
-import { propagation, ROOT_CONTEXT, trace, TraceFlags, type Context } from '@opentelemetry/api'
+import { propagation, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
 import { isTraceIdForm, randomSpanId, randomTraceId } from '../core/random-id.ts'
 import type { RequestHeaders } from '../core/headers.ts'
+import { ChainedContext } from './chained-context.ts'
 
 /** The caller's ids as the gateway read them (`pipeline/context.ts` Trace). */
 export interface CallerIds {
@@ -59,7 +60,7 @@ export interface ParentChoice {
 }
 
 export function callerParent(headers: RequestHeaders, ids: CallerIds): ParentChoice {
-  const extracted = propagation.extract(ROOT_CONTEXT, headers)
+  const extracted = propagation.extract(ChainedContext.ROOT, headers)
   if (trace.getSpanContext(extracted) !== undefined) return { context: extracted, rootTraceId: null }
   const traceId = toTraceId(ids.traceId)
   const parent = ids.spanId ?? ids.parentSpanId
