@@ -7,7 +7,8 @@
  * live, and this machine's speed moves by as much from minute to minute; a single process per arm,
  * or arms measured one after the other, decides nothing. So each arm runs in several processes,
  * every process is warmed up until steady (feature-scenario.ts), and each round loads every
- * process in turn, the arms alternating (A1 B1 A2 B2 …, then B first in the next round). Printed:
+ * process in 250 ms turns (load.ts, AlternatingJob), the arms alternating (A1 B1 A2 B2 …, then B
+ * first in the next round). Printed:
  * each arm's median over all its measurements, each process's own median, and the median over
  * rounds of (B − A) within a round, which a slow minute hits on both sides alike.
  *
@@ -20,7 +21,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BENCH_VARIANTS, benchChatBody, benchLimits, benchVariant, variantEnv, variantFeatures } from './bench-variant.ts'
-import { FEATURE_METADATA_HEADER, warmUntilSteady } from './feature-scenario.ts'
+import { FEATURE_METADATA_HEADER, FEATURE_SLICE_MS, warmUntilSteady } from './feature-scenario.ts'
 import type { LoadResult, TargetRequest } from './load.ts'
 import { Loader } from './loader.ts'
 import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll } from './processes.ts'
@@ -100,8 +101,14 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       // `started` pairs each instance's A and B; in even rounds B goes first, so neither arm always follows the other.
       const order = round % 2 === 1 ? started : started.map((_, index) => started[index ^ 1]!)
-      for (const gateway of order) {
-        const result = await loader.run({ mode: 'closed', target: gateway.target, watch: [{ name: 'server', pid: gateway.pid }], connections: CONNECTIONS, warmupMs: 1000, durationMs, stream: false })
+      // Every process takes turns in 250 ms slices over the round (load.ts, AlternatingJob): both arms see the same seconds.
+      const results = await loader.runAlternating({
+        mode: 'alternating',
+        targets: order.map((gateway) => ({ target: gateway.target, watch: [{ name: 'server', pid: gateway.pid }] })),
+        connections: CONNECTIONS, sliceMs: FEATURE_SLICE_MS, warmupMs: 1000, durationMs, stream: false,
+      })
+      for (const [index, gateway] of order.entries()) {
+        const result = results[index]!
         const failed = result.errors + result.non2xx + result.incomplete
         if (failed > 0) throw new Error(`${gateway.arm}${gateway.instance}: ${failed} requests failed (${result.firstError})`)
         const cpuUs = serverCpu(result)

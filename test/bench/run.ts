@@ -34,7 +34,11 @@ const { values: flags } = parseArgs({
   options: {
     reps: { type: 'string', default: '3' },
     'duration-s': { type: 'string', default: '4' },
-    'warmup-s': { type: 'string', default: '1' },
+    // Unmeasured load before each measure. A warm process left idle for a minute (the other
+    // scenarios' turn) spent 25-30 % more CPU a request in its first 2 s of load again and 10-15 %
+    // in the next 3 s, with or without bytecode flushing (2026-11-29, two gateways, 60 s idle, two
+    // rounds): one second of warm-up left most of that in the measured window.
+    'warmup-s': { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     'paced-rate': { type: 'string', default: '800' },
     'serial-s': { type: 'string', default: '2' },
