@@ -7,8 +7,10 @@
  *   - two inline guardrail checks (one on the request, one on the answer);
  *   - tracing with the SDK sampling 0 % and 100 %, exporting OTLP http/protobuf to the sink.
  * and fresh bare Node proxies. Each process gets the `sat` load (non-streaming, closed loop), the
- * processes of one instance taking turns in short slices (FEATURE_SLICE_MS), every repetition. Reported per feature: the gateway's CPU per request added over the floor
- * of the same repetition, and its throughput as a share of the bare proxy's in the same repetition.
+ * processes of one instance taking turns (load.ts, AlternatingJob), every repetition, so a feature
+ * and its floor are measured over the same seconds. Reported per feature: the gateway's CPU per
+ * request added over the floor of the same repetition, and its throughput as a share of the bare
+ * proxy's in the same repetition.
  *
  * The floor and the proxies are fresh processes, not the run's main ones: those have served every
  * other scenario first (a warmer JIT, a grown heap, filled caches), and a difference measured
@@ -94,16 +96,6 @@ export interface FeatureGateways {
   /** Removes what the run left in Redis. */
   cleanUp(): Promise<void>
 }
-
-/**
- * The variants of one instance (a bare proxy, a floor, each feature) take turns under the `sat`
- * load in slices this long, each getting the scenario's duration in all (load.ts, AlternatingJob),
- * so a feature and its floor are measured over the same seconds. Loaded one after the other in
- * whole windows, as until 2026-11-29, a row moved by tens of µs between runs of the same code (the
- * host's speed drifts within seconds); each switch costs the incoming process a cold cache for a
- * few requests of the several hundred a slice serves.
- */
-export const FEATURE_SLICE_MS = 250
 
 /** Processes per variant unless the run says otherwise. */
 export const DEFAULT_PROCESSES_PER_VARIANT = 2

@@ -21,8 +21,8 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BENCH_VARIANTS, benchChatBody, benchLimits, benchVariant, variantEnv, variantFeatures } from './bench-variant.ts'
-import { FEATURE_METADATA_HEADER, FEATURE_SLICE_MS, warmUntilSteady } from './feature-scenario.ts'
-import type { LoadResult, TargetRequest } from './load.ts'
+import { FEATURE_METADATA_HEADER, warmUntilSteady } from './feature-scenario.ts'
+import { TURN_MS, type LoadResult, type TargetRequest } from './load.ts'
 import { Loader } from './loader.ts'
 import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll } from './processes.ts'
 import { median } from './report.ts'
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       const results = await loader.runAlternating({
         mode: 'alternating',
         targets: order.map((gateway) => ({ target: gateway.target, watch: [{ name: 'server', pid: gateway.pid }] })),
-        connections: CONNECTIONS, sliceMs: FEATURE_SLICE_MS, warmupMs: 1000, durationMs, stream: false,
+        connections: CONNECTIONS, sliceMs: TURN_MS, warmupMs: 1000, durationMs, stream: false,
       })
       for (const [index, gateway] of order.entries()) {
         const result = results[index]!

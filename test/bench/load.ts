@@ -75,6 +75,12 @@ export interface TtfbJob extends JobBase {
 }
 
 /**
+ * The length of a turn. Each switch costs the incoming process a cold cache for a few requests of
+ * the several hundred a turn serves at 50 connections; the host's speed moves within seconds.
+ */
+export const TURN_MS = 250
+
+/**
  * Closed loop on several targets taking turns: one slice of `sliceMs` each, in order, until every
  * target has had `durationMs` of measured load (after `warmupMs` each of unmeasured turns). Two
  * targets compared this way are measured over the same seconds of the machine's life. Measured one
@@ -238,6 +244,20 @@ class Tally {
   }
 }
 
+/** What a process spent over a stretch of load (CPU ms and minor faults), as its usage figures; memory is read by the caller. */
+function usageOf(entry: WatchedProcess, spent: ProcessCpu | null, requests: number, elapsedMs: number): ProcessUsage {
+  return {
+    name: entry.name,
+    pid: entry.pid,
+    cpuMs: spent?.cpuMs ?? null,
+    cpuUsPerRequest: spent === null || requests === 0 ? null : (spent.cpuMs * 1000) / requests,
+    minorFaultsPerRequest: spent === null || requests === 0 ? null : spent.minorFaults / requests,
+    cores: spent === null || elapsedMs === 0 ? null : spent.cpuMs / elapsedMs,
+    rssMaxKb: null,
+    hwmKb: null,
+  }
+}
+
 /** Reads CPU of the watched processes, of the generator and of the machine at both window ends. */
 class UsageWindow {
   readonly #watch: WatchedProcess[]
@@ -276,22 +296,12 @@ class UsageWindow {
     const endSystem = readSystemCpu()
     let watchedMs = 0
     const processes = this.#watch.map((entry, index): ProcessUsage => {
-      const served = typeof requests === 'number' ? requests : requests[index]!
       const start = this.#startCpu[index]
       const end = readProcessCpu(entry.pid)
-      const cpuMs = start && end ? end.cpuMs - start.cpuMs : null
-      if (cpuMs !== null) watchedMs += cpuMs
-      const memory = readProcessMemory(entry.pid)
-      return {
-        name: entry.name,
-        pid: entry.pid,
-        cpuMs,
-        cpuUsPerRequest: cpuMs === null || served === 0 ? null : (cpuMs * 1000) / served,
-        minorFaultsPerRequest: start && end && served > 0 ? (end.minorFaults - start.minorFaults) / served : null,
-        cores: cpuMs === null ? null : cpuMs / elapsedMs,
-        rssMaxKb: this.#rssMaxKb[index] ?? null,
-        hwmKb: memory?.hwmKb ?? null,
-      }
+      const spent = start && end ? { cpuMs: end.cpuMs - start.cpuMs, minorFaults: end.minorFaults - start.minorFaults } : null
+      if (spent !== null) watchedMs += spent.cpuMs
+      const served = typeof requests === 'number' ? requests : requests[index]!
+      return { ...usageOf(entry, spent, served, elapsedMs), rssMaxKb: this.#rssMaxKb[index] ?? null, hwmKb: readProcessMemory(entry.pid)?.hwmKb ?? null }
     })
     const foreignCores = this.#startSystem && endSystem ? Math.max(0, systemBusyCpuMs(this.#startSystem, endSystem) - watchedMs - generatorMs) / elapsedMs : null
     return { processes, foreignCores, generatorCores: generatorMs / elapsedMs }
@@ -311,8 +321,8 @@ async function closeAll(clients: Client[]): Promise<void> {
   await Promise.all(clients.map((client) => client.destroy().catch(() => undefined)))
 }
 
-function result(job: LoadJob, tally: Tally, windowS: number, usage: ReturnType<UsageWindow['finish']>, offeredPerS: number | null): LoadResult {
-  const stream = job.mode === 'ttfb' || job.stream
+function result(job: { mode: LoadJob['mode']; stream?: boolean }, tally: Tally, windowS: number, usage: ReturnType<UsageWindow['finish']>, offeredPerS: number | null): LoadResult {
+  const stream = job.mode === 'ttfb' || job.stream === true
   return {
     mode: job.mode,
     windowS,
@@ -380,7 +390,7 @@ export async function runClosed(job: ClosedJob): Promise<LoadResult> {
 class TurnUsage {
   readonly #watch: readonly WatchedProcess[]
   /** [target][process]: CPU ms and minor faults in the target's turns; null once a reading failed. */
-  readonly #spent: Array<Array<{ cpuMs: number; minorFaults: number } | null>>
+  readonly #spent: Array<Array<ProcessCpu | null>>
 
   constructor(watch: readonly WatchedProcess[], targets: number) {
     this.#watch = watch
@@ -402,19 +412,7 @@ class TurnUsage {
   }
 
   usage(target: number, requests: number, loadedS: number): ProcessUsage[] {
-    return this.#watch.map((entry, index): ProcessUsage => {
-      const spent = this.#spent[target]![index] ?? null
-      return {
-        name: entry.name,
-        pid: entry.pid,
-        cpuMs: spent?.cpuMs ?? null,
-        cpuUsPerRequest: spent === null || requests === 0 ? null : (spent.cpuMs * 1000) / requests,
-        minorFaultsPerRequest: spent === null || requests === 0 ? null : spent.minorFaults / requests,
-        cores: spent === null || loadedS === 0 ? null : spent.cpuMs / (loadedS * 1000),
-        rssMaxKb: null,
-        hwmKb: null,
-      }
-    })
+    return this.#watch.map((entry, index) => usageOf(entry, this.#spent[target]![index] ?? null, requests, loadedS * 1000))
   }
 }
 
@@ -441,7 +439,7 @@ export async function runAlternating(job: AlternatingJob): Promise<LoadResult[]>
   await closeAll(loops.flatMap((loop) => loop.clients))
   return job.targets.map((_, index) => {
     const own = { ...used, processes: [...shared.usage(index, tallies[index]!.ok, loadedS[index]!), ...used.processes.filter((_, at) => watched[at]!.index === index)] }
-    return result({ mode: 'closed', target: job.targets[index]!.target, watch: [], connections: job.connections, warmupMs: job.warmupMs, durationMs: job.durationMs, stream: job.stream }, tallies[index]!, loadedS[index]!, own, null)
+    return result({ mode: 'closed', stream: job.stream }, tallies[index]!, loadedS[index]!, own, null)
   })
 }
 

@@ -17,12 +17,12 @@ import { cpus, loadavg, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { VARY_MARKER, type LoadJob, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
+import { TURN_MS, VARY_MARKER, type LoadJob, type LoadResult, type TargetRequest, type WatchedProcess } from './load.ts'
 import { Loader } from './loader.ts'
 import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll, type Started } from './processes.ts'
 import { readProcessMemory } from './procfs.ts'
 import { formatHotSpots, hotSpots } from './profile-summary.ts'
-import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, FEATURE_SLICE_MS, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
+import { DEFAULT_PROCESSES_PER_VARIANT, FEATURE_METADATA_HEADER, FEATURE_SCENARIO, formatFeatures, startFeatureGateways, summariseFeatures, warmUntilSteady, type FeatureRun } from './feature-scenario.ts'
 import { bareProxyArgs, benchGatewayScript, describeServerRuntime, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
 import { aggregateAll, checkTargets, formatChecks, formatScenario, TARGET_LABELS, TARGETS, type ScenarioName, type ScenarioRun, type TargetName } from './report.ts'
 
@@ -165,14 +165,13 @@ async function smokeCheck(targets: Targets): Promise<Record<TargetName, { jsonBy
 }
 
 /**
- * The closed-loop scenarios whose targets take turns in slices of SLICE_MS rather than whole
+ * The closed-loop scenarios whose targets take turns (TURN_MS) rather than whole
  * windows one after the other: throughput and CPU per request, compared between the targets. On a
  * shared VM whose speed moves by tens of percent within seconds, windows seconds apart measured
  * the machine's drift as much as the targets (feature-scenario.ts). `serial` (one connection)
  * and the latency scenarios keep whole windows.
  */
 const ALTERNATING_SCENARIOS: ReadonlySet<ScenarioName> = new Set(['sat', 'stream-sat', 'cache-sat', 'prompt-sat'])
-const SLICE_MS = FEATURE_SLICE_MS
 
 async function sequentially(loader: Loader, jobs: LoadJob[]): Promise<LoadResult[]> {
   const results: LoadResult[] = []
@@ -286,7 +285,7 @@ async function main(): Promise<void> {
           mode: 'alternating',
           targets: jobs.map(({ job, own }) => ({ target: job.target, watch: own })),
           shared: [simulatorWatch],
-          connections: first.connections, sliceMs: SLICE_MS, warmupMs: first.warmupMs, durationMs: first.durationMs, stream: first.stream,
+          connections: first.connections, sliceMs: TURN_MS, warmupMs: first.warmupMs, durationMs: first.durationMs, stream: first.stream,
         })
         : await sequentially(loader, jobs.map(({ job }) => job))
       for (const [index, { target }] of jobs.entries()) {
@@ -294,7 +293,7 @@ async function main(): Promise<void> {
         console.log(progressLine(rep, scenario, target, results[index]!))
       }
     }
-    // Each instance's variants take turns in short slices (feature-scenario.ts, FEATURE_SLICE_MS).
+    // Each instance's variants take turns (feature-scenario.ts).
     for (const instance of new Set((featured?.variants ?? []).map((variant) => variant.instance))) {
       const group = featured!.variants.filter((variant) => variant.instance === instance)
       const results = await loader.runAlternating({
@@ -303,7 +302,7 @@ async function main(): Promise<void> {
           target: { origin: variant.origin, path: '/v1/chat/completions', headers: { ...targets.headers, ...FEATURE_METADATA_HEADER, ...variant.headers }, body: chatBody(false) },
           watch: [{ name: 'server', pid: variant.pid }],
         })),
-        connections, sliceMs: FEATURE_SLICE_MS, warmupMs, durationMs, stream: false,
+        connections, sliceMs: TURN_MS, warmupMs, durationMs, stream: false,
       })
       for (const [index, variant] of group.entries()) {
         const result = results[index]!

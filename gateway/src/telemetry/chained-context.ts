@@ -33,11 +33,8 @@ export class ChainedContext implements Context {
   static readonly ROOT = new ChainedContext(null, null, undefined)
 
   getValue(key: symbol): unknown {
-    if (this.#key === key) return this.#value === DELETED ? undefined : this.#value
-    for (let link = this.#parent; link !== null; link = link.#parent) {
-      if (link.#key === key) return link.#value === DELETED ? undefined : link.#value
-    }
-    return undefined
+    const value = ChainedContext.#find(this, key)
+    return value === DELETED ? undefined : value
   }
 
   setValue(key: symbol, value: unknown): Context {
@@ -48,16 +45,27 @@ export class ChainedContext implements Context {
     return this.#link(key, DELETED)
   }
 
-  #link(key: symbol, value: unknown): ChainedContext {
-    if (this.#length < MAX_CHAIN_LENGTH) return new ChainedContext(this, key, value)
-    // Newest first: the first value met for a key is the one the chain holds.
-    const latest = new Map<symbol, unknown>([[key, value]])
-    if (!latest.has(this.#key!)) latest.set(this.#key!, this.#value)
-    for (let link = this.#parent; link !== null && link.#key !== null; link = link.#parent) {
-      if (!latest.has(link.#key)) latest.set(link.#key, link.#value)
+  /** The newest value `key` has from `from` back to the root (DELETED included); undefined if never set. */
+  static #find(from: ChainedContext, key: symbol): unknown {
+    for (let link: ChainedContext | null = from; link !== null; link = link.#parent) {
+      if (link.#key === key) return link.#value
     }
+    return undefined
+  }
+
+  #link(key: symbol, value: unknown): ChainedContext {
+    return this.#length < MAX_CHAIN_LENGTH ? new ChainedContext(this, key, value) : ChainedContext.#fold(this, key, value)
+  }
+
+  /** `from` with `key` set, as one link per key holding the value the chain has for it; deleted keys are left out. */
+  static #fold(from: ChainedContext, key: symbol, value: unknown): ChainedContext {
+    const keys = new Set<symbol>([key])
+    for (let link = from; link.#key !== null; link = link.#parent!) keys.add(link.#key)
     let folded = ChainedContext.ROOT
-    for (const [name, held] of latest) if (held !== DELETED) folded = new ChainedContext(folded, name, held)
+    for (const name of keys) {
+      const held = name === key ? value : ChainedContext.#find(from, name)
+      if (held !== DELETED) folded = new ChainedContext(folded, name, held)
+    }
     return folded
   }
 }
