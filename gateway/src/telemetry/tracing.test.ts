@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { tracingEnabled } from '../core/tracing.ts'
-import { encodesSpansAtEnd, startTracing, tracingRequested } from './tracing.ts'
+import { trace } from '@opentelemetry/api'
+import { encodesSpansAtEnd, NOT_COUNTED, startTracing, tracingRequested } from './tracing.ts'
 
 describe('tracingRequested', () => {
   it('is on with an OTLP endpoint or an explicit exporter, off otherwise or when the SDK is disabled', () => {
@@ -34,6 +35,28 @@ describe('startTracing', () => {
       expect(await startTracing({ serviceName: 'test' })).toBeNull()
       expect(tracingEnabled()).toBe(false)
     } finally {
+      Object.assign(process.env, saved)
+    }
+  })
+})
+
+describe('the tracers startTracing registers', () => {
+  it('record spans without the SDK counting each one on its no-op meter', async () => {
+    const saved = { ...process.env }
+    for (const name of Object.keys(process.env)) if (name.startsWith('OTEL_')) delete process.env[name]
+    // Nothing listens there, and no span ends: nothing is exported.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:9'
+    const tracing = await startTracing({ serviceName: 'test' })
+    try {
+      const tracer = trace.getTracer('gatehouse-test')
+      // The SDK's private counter was replaced: a release that renames the field fails here.
+      expect((tracer as unknown as { _tracerMetrics: unknown })._tracerMetrics).toBe(NOT_COUNTED)
+      const span = tracer.startSpan('counted? no')
+      expect(span.isRecording()).toBe(true)
+      expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/)
+    } finally {
+      await tracing?.shutdown()
+      for (const name of Object.keys(process.env)) if (name.startsWith('OTEL_')) delete process.env[name]
       Object.assign(process.env, saved)
     }
   })

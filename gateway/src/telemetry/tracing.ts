@@ -17,6 +17,7 @@
  * Only traces are set up: metrics are Prometheus (telemetry/metrics.ts) and logs are pino, so the
  * SDK's OTLP metric and log pipelines are explicitly left empty.
  */
+import type { TracerProvider } from '@opentelemetry/api'
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { setTracingEnabled } from '../core/tracing.ts'
 import { CallerIdGenerator } from './caller-context.ts'
@@ -60,6 +61,35 @@ async function encodedSpanProcessor(): Promise<SpanProcessor> {
 
 let running: Tracing | null = null
 
+/** What the SDK's tracer calls as each span starts; the returned function as it ends (sdk-trace's TracerMetrics). */
+interface SpanCounter {
+  startSpan(parentSpanContext: unknown, samplingDecision: unknown): () => void
+}
+
+const NOT_COUNTED_END = (): void => {}
+/** A counter that counts nothing: what the SDK's own does when its meter is the no-op one, minus the work. */
+export const NOT_COUNTED: SpanCounter = { startSpan: () => NOT_COUNTED_END }
+
+/**
+ * Makes the tracers `provider` hands out count no spans. The SDK's tracer counts every span it
+ * starts on an OpenTelemetry meter (its experimental self-metrics, `otel.sdk.span.started` and
+ * `.live`, on only with OTEL_NODE_EXPERIMENTAL_SDK_METRICS and an OpenTelemetry meter provider).
+ * Gatehouse gives the SDK no meter provider (its metrics are Prometheus), so the counts go to a
+ * no-op meter; yet each start still builds one or two attribute objects with computed keys, which
+ * V8 defines through a runtime call: about 3,300 instructions a span under callgrind, an eighth of
+ * what tracing an unsampled request cost (2026-11-29). The counter is a private field of the
+ * SDK's tracer: when a release renames it, nothing here changes the tracer and the test beside
+ * this module fails.
+ */
+export function withoutSpanCounting(provider: TracerProvider): void {
+  const getTracer = provider.getTracer.bind(provider)
+  provider.getTracer = (name, version, options) => {
+    const tracer = getTracer(name, version, options) as { _tracerMetrics?: SpanCounter }
+    if (typeof tracer._tracerMetrics?.startSpan === 'function') tracer._tracerMetrics = NOT_COUNTED
+    return tracer as ReturnType<TracerProvider['getTracer']>
+  }
+}
+
 /**
  * Spans per OTLP export when OTEL_BSP_MAX_EXPORT_BATCH_SIZE is not set, instead of the SDK's 512.
  * Spans wait in the processor's queue until a batch is full, and a span that waits through two
@@ -96,6 +126,9 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
     logRecordProcessors: [],
   })
   sdk.start()
+  const { trace } = await import('@opentelemetry/api')
+  const registered = trace.getTracerProvider() as TracerProvider & { getDelegate?: () => TracerProvider }
+  withoutSpanCounting(registered.getDelegate?.() ?? registered)
   setTracingEnabled(true)
   const tracing: Tracing = {
     forceFlush: async () => {
