@@ -24,8 +24,9 @@ export function setTracingEnabled(value: boolean): void {
 /**
  * Whether a request carries a header one of the registered propagators reads (a propagator names
  * them in `fields()`). When it carries none, extracting finds nothing, and most requests carry none:
- * skipping it saves the composite propagator's walk and one header lookup a propagator
- * (about 1,700 instructions a request under callgrind, 2026-11-29).
+ * skipping it saves the composite propagator's walk and one header lookup a propagator (under
+ * callgrind, 2026-11-29: `callerParent` less its ids' checks, 2,093 instructions a request before,
+ * 1,251 after).
  */
 export function carriesPropagation(headers: RequestHeaders): boolean {
   for (let index = 0; index < propagationFields.length; index++) if (headers[propagationFields[index]!] !== undefined) return true

@@ -1,6 +1,6 @@
+import { trace } from '@opentelemetry/api'
 import { describe, expect, it } from 'vitest'
 import { tracingEnabled } from '../core/tracing.ts'
-import { trace } from '@opentelemetry/api'
 import { encodesSpansAtEnd, NOT_COUNTED, startTracing, tracingRequested } from './tracing.ts'
 
 describe('tracingRequested', () => {

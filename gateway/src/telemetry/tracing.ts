@@ -76,7 +76,7 @@ export const NOT_COUNTED: SpanCounter = { startSpan: () => NOT_COUNTED_END }
  * `.live`, on only with OTEL_NODE_EXPERIMENTAL_SDK_METRICS and an OpenTelemetry meter provider).
  * Gatehouse gives the SDK no meter provider (its metrics are Prometheus), so the counts go to a
  * no-op meter; yet each start still builds one or two attribute objects with computed keys, which
- * V8 defines through a runtime call: about 3,300 instructions a span under callgrind, an eighth of
+ * V8 defines through a runtime call: about 3,300 instructions a span under callgrind, a tenth of
  * what tracing an unsampled request cost (2026-11-29). The counter is a private field of the
  * SDK's tracer: when a release renames it, nothing here changes the tracer and the test beside
  * this module fails.
