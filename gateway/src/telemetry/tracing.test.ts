@@ -27,37 +27,46 @@ describe('encodesSpansAtEnd', () => {
   })
 })
 
+/** Runs `body` with no OTEL_* variables but `otel`, and puts the environment back as it was. */
+async function withOtelEnv(otel: Record<string, string>, body: () => Promise<void>): Promise<void> {
+  const saved = { ...process.env }
+  const clear = (): void => {
+    for (const name of Object.keys(process.env)) if (name.startsWith('OTEL_')) delete process.env[name]
+  }
+  clear()
+  Object.assign(process.env, otel)
+  try {
+    await body()
+  } finally {
+    clear()
+    Object.assign(process.env, saved)
+  }
+}
+
 describe('startTracing', () => {
   it('loads nothing and leaves spans off when the environment does not ask for traces', async () => {
-    const saved = { ...process.env }
-    for (const name of Object.keys(process.env)) if (name.startsWith('OTEL_')) delete process.env[name]
-    try {
+    await withOtelEnv({}, async () => {
       expect(await startTracing({ serviceName: 'test' })).toBeNull()
       expect(tracingEnabled()).toBe(false)
-    } finally {
-      Object.assign(process.env, saved)
-    }
+    })
   })
 })
 
 describe('the tracers startTracing registers', () => {
   it('record spans without the SDK counting each one on its no-op meter', async () => {
-    const saved = { ...process.env }
-    for (const name of Object.keys(process.env)) if (name.startsWith('OTEL_')) delete process.env[name]
     // Nothing listens there, and no span ends: nothing is exported.
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:9'
-    const tracing = await startTracing({ serviceName: 'test' })
-    try {
-      const tracer = trace.getTracer('gatehouse-test')
-      // The SDK's private counter was replaced: a release that renames the field fails here.
-      expect((tracer as unknown as { _tracerMetrics: unknown })._tracerMetrics).toBe(NOT_COUNTED)
-      const span = tracer.startSpan('counted? no')
-      expect(span.isRecording()).toBe(true)
-      expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/)
-    } finally {
-      await tracing?.shutdown()
-      for (const name of Object.keys(process.env)) if (name.startsWith('OTEL_')) delete process.env[name]
-      Object.assign(process.env, saved)
-    }
+    await withOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }, async () => {
+      const tracing = await startTracing({ serviceName: 'test' })
+      try {
+        const tracer = trace.getTracer('gatehouse-test')
+        // The SDK's private counter was replaced: a release that renames the field fails here.
+        expect((tracer as unknown as { _tracerMetrics: unknown })._tracerMetrics).toBe(NOT_COUNTED)
+        const span = tracer.startSpan('counted? no')
+        expect(span.isRecording()).toBe(true)
+        expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/)
+      } finally {
+        await tracing?.shutdown()
+      }
+    })
   })
 })

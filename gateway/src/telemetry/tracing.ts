@@ -17,7 +17,7 @@
  * Only traces are set up: metrics are Prometheus (telemetry/metrics.ts) and logs are pino, so the
  * SDK's OTLP metric and log pipelines are explicitly left empty.
  */
-import type { TracerProvider } from '@opentelemetry/api'
+import { context, propagation, trace, type TracerProvider } from '@opentelemetry/api'
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { setTracingEnabled } from '../core/tracing.ts'
 import { CallerIdGenerator } from './caller-context.ts'
@@ -61,6 +61,12 @@ async function encodedSpanProcessor(): Promise<SpanProcessor> {
 
 let running: Tracing | null = null
 
+/** The SDK's provider behind the API's global proxy: the one whose tracers make spans and whose processors flush. */
+function registeredProvider(): TracerProvider & { forceFlush?: () => Promise<void> } {
+  const registered = trace.getTracerProvider() as TracerProvider & { getDelegate?: () => TracerProvider }
+  return registered.getDelegate?.() ?? registered
+}
+
 /** What the SDK's tracer calls as each span starts; the returned function as it ends (sdk-trace's TracerMetrics). */
 interface SpanCounter {
   startSpan(parentSpanContext: unknown, samplingDecision: unknown): () => void
@@ -81,7 +87,7 @@ export const NOT_COUNTED: SpanCounter = { startSpan: () => NOT_COUNTED_END }
  * SDK's tracer: when a release renames it, nothing here changes the tracer and the test beside
  * this module fails.
  */
-export function withoutSpanCounting(provider: TracerProvider): void {
+function withoutSpanCounting(provider: TracerProvider): void {
   const getTracer = provider.getTracer.bind(provider)
   provider.getTracer = (name, version, options) => {
     const tracer = getTracer(name, version, options) as { _tracerMetrics?: SpanCounter }
@@ -126,26 +132,20 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
     logRecordProcessors: [],
   })
   sdk.start()
-  const { trace } = await import('@opentelemetry/api')
-  const registered = trace.getTracerProvider() as TracerProvider & { getDelegate?: () => TracerProvider }
-  withoutSpanCounting(registered.getDelegate?.() ?? registered)
+  withoutSpanCounting(registeredProvider())
   setTracingEnabled(true)
   const tracing: Tracing = {
     forceFlush: async () => {
-      const { trace } = await import('@opentelemetry/api')
-      const provider = trace.getTracerProvider() as { forceFlush?: () => Promise<void>; getDelegate?: () => { forceFlush?: () => Promise<void> } }
-      const flushable = provider.getDelegate?.() ?? provider
-      await flushable.forceFlush?.()
+      await registeredProvider().forceFlush?.()
     },
     shutdown: async () => {
       setTracingEnabled(false)
       running = null
       await sdk.shutdown()
       // Unregister the globals so a later start (tests) can register a fresh provider.
-      const api = await import('@opentelemetry/api')
-      api.trace.disable()
-      api.propagation.disable()
-      api.context.disable()
+      trace.disable()
+      propagation.disable()
+      context.disable()
     },
   }
   running = tracing
