@@ -49,7 +49,11 @@ describe('OTLP span encoding', () => {
       })
       server.addEvent('gen_ai.content', { 'gen_ai.input.messages': '[{"role":"user"}]' })
       const parent = trace.setSpan(context.active(), server)
-      const attempt = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT, links: [{ context: { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true } }] }, parent)
+      const attempt = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT, links: [
+        { context: { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true } },
+        // Upper-case hex, which ids read from a caller's headers may be in.
+        { context: { traceId: '0123456789ABCDEF'.repeat(2), spanId: 'FEDCBA9876543210', traceFlags: TraceFlags.SAMPLED, isRemote: true } },
+      ] }, parent)
       attempt.setAttribute('error.type', 'provider_error')
       attempt.setStatus({ code: SpanStatusCode.ERROR, message: 'provider_error' })
       attempt.end()
@@ -62,9 +66,10 @@ describe('OTLP span encoding', () => {
   })
 
   it('writes the same bytes when attribute values repeat, change and come back from span to span', () => {
-    // Encoded pairs are copied once a value came twice in a row: every span here after the second
-    // copies some, writes others afresh, and the long value's pair needs a two-byte length.
-    const models = ['gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o', 'gpt-4o', 'gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o-mini']
+    // Encoded pairs are copied once a value came three times in a row: every span here after the
+    // third copies some, writes others afresh, and the long value's pair needs a two-byte length.
+    // The model changes after runs of two (never copied), four and five.
+    const models = ['gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o', 'gpt-4o', 'gpt-4o', 'gpt-4o', 'gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o-mini', 'gpt-4o-mini']
     const spans = finishedSpans((tracer) => {
       models.forEach((model, index) => {
         tracer.startSpan(`chat ${model}`, { kind: SpanKind.SERVER, attributes: {
@@ -74,7 +79,7 @@ describe('OTLP span encoding', () => {
           'gatehouse.usage.estimated': index % 3 === 0,
           'gatehouse.cost_usd': 0.000125,
           'gen_ai.usage.input_tokens': 10 + index,
-          'long.value': 'ü'.repeat(index < 4 ? 90 : 91),
+          'long.value': 'ü'.repeat(index < 5 ? 90 : 91),
         } }).end()
       })
     })
