@@ -86,7 +86,7 @@ export const TURN_MS = 250
  * targets compared this way are measured over the same seconds of the machine's life. Measured one
  * after the other, in windows seconds apart, four identical gateways on this project's shared VM
  * spread from 299 to 447 µs of CPU a request with no lasting rank, more than the features compared
- * (README, "2026-11-29 (later)"); loaded side by side they agreed within 5 %.
+ * (docs/benchmarks.md, "2026-11-29 (later)"); loaded side by side they agreed within 5 %.
  * A target's processes (`watch`) are read over the whole measured phase, so what they do between
  * their turns (collections, span exports, usage batches) is theirs too. Processes every target
  * uses (`shared`: the simulator) are read at each turn's start and end instead, and each target
