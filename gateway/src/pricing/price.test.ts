@@ -51,6 +51,26 @@ describe('the shipped table', () => {
     expect(tablePrice('cohere', 'rerank-v3.5')?.perSearchUnit).toBe(0.002)
   })
 
+  it('prices each Claude generation by its own row, never by an older family its id starts with', () => {
+    // USD per 1M: [input, output, cache read, 5-minute cache write].
+    const perMillion = (kind: string, model: string): number[] => {
+      const price = tablePrice(kind, model)!
+      return [price.input, price.output, price.cachedInput, price.cacheWrite].map((usd) => Math.round(usd! * 1e9) / 1000)
+    }
+    // Cut at its last `-`, `claude-opus-4-8` is `claude-opus-4`: $15 / $75, three times its price.
+    expect(perMillion('anthropic', 'claude-opus-4-8')).toEqual([5, 25, 0.5, 6.25])
+    expect(perMillion('anthropic', 'claude-opus-4')).toEqual([15, 75, 1.5, 18.75])
+    expect(perMillion('anthropic', 'claude-opus-5-5')).toEqual([4, 20, 0.2, 5])
+    expect(perMillion('anthropic', 'claude-fable-5-2')).toEqual([8, 40, 0.2, 10])
+    expect(perMillion('anthropic', 'claude-fable-5-1')).toEqual([10, 50, 0.25, 12.5])
+    expect(perMillion('anthropic', 'claude-sonnet-5-5')).toEqual([2, 10, 0.1, 2.5])
+    expect(perMillion('anthropic', 'claude-haiku-5-5')).toEqual([0.1, 0.5, 0.01, 0.125])
+    // The same rows through Bedrock's and Vertex AI's ids.
+    expect(perMillion('bedrock', 'us.anthropic.claude-opus-4-6-v1:0')).toEqual([5, 25, 0.5, 6.25])
+    expect(perMillion('vertex-ai', 'claude-sonnet-5@20260630')).toEqual([2, 10, 0.2, 2.5])
+    expect(tableModelFamily('anthropic', 'claude-sonnet-4-6-20260217')).toBe('claude-sonnet-4-6')
+  })
+
   it('keeps a dearer variant apart from its family and knows nothing of unknown models', () => {
     expect(tablePrice('openai', 'o1-pro-2025-03-19')?.input).toBeCloseTo(150e-6, 15)
     expect(tablePrice('openai', 'o1-2024-12-17')?.input).toBeCloseTo(15e-6, 15)

@@ -10,7 +10,7 @@
  * family's row). A variant that costs more than its family (`o1-pro`) therefore needs its own row.
  */
 
-export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-01'
+export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-29'
 
 /** [input, output, cached input, cache write] in USD per 1M tokens; reasoning tokens bill as output. */
 export type TokenRow = readonly [input: number, output: number, cachedInput?: number | null, cacheWrite?: number | null]
@@ -102,12 +102,35 @@ const openai: Record<string, PriceRow> = {
   'gpt-4o-mini-tts': [0.6, 12],
 }
 
+/**
+ * Every Claude model the pricing page lists gets its own row: ids cut at their last `-` find an
+ * older family (`claude-opus-4-8` would be priced as `claude-opus-4`, three times its price) or
+ * none (`claude-sonnet-5-5`: unpriced, so budgets would not count it). Cache reads are not always a
+ * tenth of input: Fable 5.1 0.025 ×, Opus 5.5 and Sonnet 5.5 0.05 ×.
+ */
 const anthropic: Record<string, PriceRow> = {
+  'claude-fable-5-2': [8, 40, 0.2, 10],
+  'claude-fable-5-1': [10, 50, 0.25, 12.5],
+  'claude-fable-5': [10, 50, 1, 12.5],
+  // Mythos (by invitation) shares its Fable's specifications and prices.
+  'claude-mythos-5-1': [10, 50, 0.25, 12.5],
+  'claude-mythos-5': [10, 50, 1, 12.5],
+  'claude-opus-5-5': [4, 20, 0.2, 5],
+  'claude-opus-5': [5, 25, 0.5, 6.25],
+  'claude-opus-4-8': [5, 25, 0.5, 6.25],
+  'claude-opus-4-7': [5, 25, 0.5, 6.25],
+  'claude-opus-4-6': [5, 25, 0.5, 6.25],
   'claude-opus-4-5': [5, 25, 0.5, 6.25],
   'claude-opus-4-1': [15, 75, 1.5, 18.75],
   'claude-opus-4': [15, 75, 1.5, 18.75],
+  // Sonnet 5.5's cache reads: $0.10 since 2026-10-07 ($0.20 before).
+  'claude-sonnet-5-5': [2, 10, 0.1, 2.5],
+  'claude-sonnet-5': [2, 10, 0.2, 2.5],
+  'claude-sonnet-4-6': [3, 15, 0.3, 3.75],
   'claude-sonnet-4-5': [3, 15, 0.3, 3.75],
   'claude-sonnet-4': [3, 15, 0.3, 3.75],
+  // Prompts up to 100,000 tokens; a longer prompt bills its whole request at five times these.
+  'claude-haiku-5-5': [0.1, 0.5, 0.01, 0.125],
   'claude-haiku-4-5': [1, 5, 0.1, 1.25],
   'claude-3-7-sonnet': [3, 15, 0.3, 3.75],
   'claude-3-5-sonnet': [3, 15, 0.3, 3.75],
