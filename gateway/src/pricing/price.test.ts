@@ -71,6 +71,19 @@ describe('the shipped table', () => {
     expect(tableModelFamily('anthropic', 'claude-sonnet-4-6-20260217')).toBe('claude-sonnet-4-6')
   })
 
+  it('prices OpenAI\'s dotted generations and keeps their dearer `-pro` variants apart', () => {
+    const inputOutput = (model: string): number[] => {
+      const price = tablePrice('openai', model)!
+      return [price.input, price.output].map((usd) => Math.round(usd * 1e9) / 1000)
+    }
+    expect(inputOutput('gpt-5.5')).toEqual([5, 30])
+    // Cut at its last `-`, `gpt-5.5-pro` would be `gpt-5.5`: a sixth of its price.
+    expect(inputOutput('gpt-5.5-pro')).toEqual([30, 180])
+    expect(inputOutput('gpt-5.4-mini-2026-03-17')).toEqual([0.75, 4.5])
+    expect(inputOutput('gpt-6-sol')).toEqual([2, 10])
+    expect(tableModelFamily('azure-openai', 'gpt-6.1-sol')).toBe('gpt-6.1-sol')
+  })
+
   it('keeps a dearer variant apart from its family and knows nothing of unknown models', () => {
     expect(tablePrice('openai', 'o1-pro-2025-03-19')?.input).toBeCloseTo(150e-6, 15)
     expect(tablePrice('openai', 'o1-2024-12-17')?.input).toBeCloseTo(15e-6, 15)

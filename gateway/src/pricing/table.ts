@@ -51,7 +51,23 @@ export interface ImageTokenRow {
 
 export type PriceRow = TokenRow | UnitRow | AudioRow | ImageTokenRow
 
+/**
+ * GPT-6 and GPT-5.4 and later bill a request whose input passes 272,000 tokens at twice the input
+ * and 1.5 times the output rate; these rows are the shorter requests' rates. A `-pro` variant costs
+ * six times its family and needs its own row (cut at `-`, it would be priced as the family).
+ */
 const openai: Record<string, PriceRow> = {
+  'gpt-6.1-sol': [2, 10, 0.1],
+  'gpt-6-astra': [10, 50, 1],
+  'gpt-6-sol': [2, 10, 0.2],
+  'gpt-6-luna': [0.1, 0.5, 0.01],
+  'gpt-5.5': [5, 30, 0.5],
+  'gpt-5.5-pro': [30, 180],
+  'gpt-5.4': [2.5, 15, 0.25],
+  'gpt-5.4-pro': [30, 180],
+  'gpt-5.4-mini': [0.75, 4.5, 0.075],
+  'gpt-5.4-nano': [0.2, 1.25, 0.02],
+  'gpt-5.2': [1.75, 14, 0.175],
   'gpt-5': [1.25, 10, 0.125],
   'gpt-5-mini': [0.25, 2, 0.025],
   'gpt-5-nano': [0.05, 0.4, 0.005],
