@@ -138,6 +138,27 @@ describe('metrics after real traffic', () => {
     }
   })
 
+  it('counts answers of a model without a price until an override prices it', async () => {
+    const unpricedOf = async (): Promise<number> => sumOf(await scrape(), 'gatehouse_unpriced_requests_total', { workspace: 'test', provider: 'primary' })
+    // Priced (the table has gpt-4o): not counted.
+    const before = await unpricedOf()
+    await client().chat.completions.create(chat)
+    expect(await unpricedOf()).toBe(before)
+    // No row and no family in the table: counted (the model label is bounded: `other` for a name the provider does not list).
+    await client().chat.completions.create({ ...chat, model: 'acme-house-model-7' })
+    expect(await unpricedOf()).toBe(before + 1)
+    expect(sumOf(await scrape(), 'gatehouse_unpriced_requests_total', { workspace: 'test', provider: 'primary', model: 'other' })).toBeGreaterThanOrEqual(1)
+    // A price override for the provider's kind prices it: no longer counted.
+    gateway.update((snapshot) => {
+      snapshot.prices = [{ provider: 'openai', model: 'acme-house-model-7', workspaceId: null, input: 0.000001, output: 0.000002, version: 'test-1' }]
+    })
+    await client().chat.completions.create({ ...chat, model: 'acme-house-model-7' })
+    expect(await unpricedOf()).toBe(before + 1)
+    gateway.update((snapshot) => {
+      snapshot.prices = []
+    })
+  })
+
   it('reports a provider used only by direct routes in the breaker and in-flight gauges', async () => {
     // Only direct routes have reached `primary` so far (the configs come in later tests).
     // Break tried: dropping the direct branch's retryBudget.enter() (pipeline/stages/dispatch.ts)

@@ -162,7 +162,7 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
     }
   })
 
-  it('fires the error-ratio, budget and spool alerts on the series they watch (promtool test rules)', async () => {
+  it('fires the error-ratio, budget, spool and unpriced-model alerts on the series they watch (promtool test rules)', async () => {
     const [rule] = byKind('PrometheusRule')
     const groups = (rule!.spec as { groups: unknown[] }).groups
     await writeFile(path.join(workDir, 'alerts.yaml'), stringify({ groups }))
@@ -179,6 +179,8 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
             { series: 'gatehouse_limit_refusals_total{namespace="gatehouse",pod="gw-1",workspace="team-a",reason="budget_exhausted"}', values: '0 0 0 0 0 3 3 3 3 3 3' },
             // The spool grows by 1 MB a minute for an hour.
             { series: 'gatehouse_usage_spool_bytes{namespace="gatehouse",pod="gw-1"}', values: '0+1000000x70' },
+            // Answers of a model without a price from the 10th minute on.
+            { series: 'gatehouse_unpriced_requests_total{namespace="gatehouse",pod="gw-1",workspace="team-a",provider="acme",model="other"}', values: '0 0 0 0 0 0 0 0 0 0 2 4 6' },
             // Elsewhere: a healthy namespace must not alert.
             { series: 'gatehouse_requests_total{namespace="other",pod="gw-9",operation="chat",workspace="x",provider="openai",model="gpt-4o",status_class="5xx"}', values: '0+100x20' },
           ],
@@ -210,6 +212,19 @@ describe.skipIf(!tools.available)(`chart monitoring${tools.available ? '' : ` (s
               exp_alerts: [{ exp_labels: { severity: 'warning', namespace: 'gatehouse', pod: 'gw-1' }, exp_annotations: { summary: 'Usage records pile up on a gateway instead of reaching the control plane.', description: 'The usage spool of gw-1 has grown for 30 minutes: the control plane is not taking usage records (logs, analytics and budgets lag).', runbook_url: 'https://github.com/gatehouse-dev/gatehouse/blob/main/docs/observability.md#gatehouseusagespoolgrowing' } }],
             },
             { eval_time: '20m', alertname: 'GatehouseUsageSpoolGrowing', exp_alerts: [] },
+            {
+              eval_time: '12m',
+              alertname: 'GatehouseUnpricedModel',
+              exp_alerts: [{
+                exp_labels: { severity: 'info', namespace: 'gatehouse', workspace: 'team-a', provider: 'acme', model: 'other' },
+                exp_annotations: {
+                  summary: 'Requests used a model without a price; their cost is unknown and budgets do not count them.',
+                  description: 'Workspace team-a had answers from model other at provider acme in the last hour that no price covers: their usage records carry no cost and budgets in USD do not count them. Give the model a price (PUT /v1/model-pricing/{provider}/{model}).',
+                  runbook_url: 'https://github.com/gatehouse-dev/gatehouse/blob/main/docs/observability.md#gatehouseunpricedmodel',
+                },
+              }],
+            },
+            { eval_time: '9m', alertname: 'GatehouseUnpricedModel', exp_alerts: [] },
           ],
         },
       ],

@@ -7,7 +7,7 @@ const outcome = (change: Partial<ExchangeOutcome> = {}): ExchangeOutcome => ({
   workspaceId: 'ws-1', workspaceSlug: 'team', keyId: 'key-1', principalKind: 'api_key', configId: null, targetPath: null,
   providerKind: 'openai', providerSlug: 'openai-main', providerId: 'p-1', requestedModel: 'gpt-4o', servedModel: 'gpt-4o-2024-08-06',
   status: 200, errorCode: null, streamed: false, cacheStatus: null, inputTokens: 10, outputTokens: 20, usageEstimated: false, costUsd: 0.0001,
-  attempts: 1, retries: 0, upstream: [], durationSeconds: 0.1234567, timeToFirstByteSeconds: 0.05, finishReason: 'stop', knownModel: () => true, modelFamily: () => null,
+  attempts: 1, retries: 0, upstream: [], durationSeconds: 0.1234567, timeToFirstByteSeconds: 0.05, finishReason: 'stop', knownModel: () => true, modelFamily: () => null, priced: () => true,
   ...change,
 })
 

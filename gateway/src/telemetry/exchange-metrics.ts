@@ -1,6 +1,6 @@
 /**
  * Gatehouse's own per-exchange metrics (RED per route, upstream attempts, retries, fallbacks, cache,
- * limit refusals, tokens, cost), all fed from one `ExchangeOutcome` at the end of each exchange.
+ * limit refusals, tokens, cost, unpriced answers), all fed from one `ExchangeOutcome` at the end of each exchange.
  * Labels are bounded: workspace (the snapshot's slugs), provider (the snapshot's slugs), model
  * (the pricing table's family, else a known model; capped: labels.ts), status class, error codes from the catalog. No key ids, no
  * raw caller strings.
@@ -11,6 +11,10 @@ import type { ExchangeOutcome } from './outcome.ts'
 import { SeriesCounter as Counter, SeriesHistogram as Histogram } from './series.ts'
 
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+function cacheHit(status: string | null): boolean {
+  return status === 'HIT' || status === 'SEMANTIC HIT'
+}
 
 /** Cache statuses as label values (`SEMANTIC HIT` -> `semantic_hit`). */
 function cacheResult(status: string): string {
@@ -85,6 +89,12 @@ export function createExchangeMetrics(registry: Registry): ExchangeMetrics {
     labelNames: ['workspace', 'provider', 'model', 'type'],
     registers,
   })
+  const unpriced = new Counter({
+    name: 'gatehouse_unpriced_requests_total',
+    help: 'Answered exchanges that used tokens of a model without a price (no row in the pricing table, no override): their cost is unknown and budgets in USD do not count them. By workspace, provider and model.',
+    labelNames: ['workspace', 'provider', 'model'],
+    registers,
+  })
   const cost = new Counter({
     name: 'gatehouse_cost_usd_total',
     help: 'Cost in US dollars of answered exchanges (pricing table and the snapshot\'s price overrides), by workspace, provider and model.',
@@ -118,6 +128,9 @@ export function createExchangeMetrics(registry: Registry): ExchangeMetrics {
       if (outcome.inputTokens !== null && outcome.inputTokens > 0) tokens.inc([workspace, provider, model, 'input'], outcome.inputTokens)
       if (outcome.outputTokens !== null && outcome.outputTokens > 0) tokens.inc([workspace, provider, model, 'output'], outcome.outputTokens)
       if (outcome.costUsd !== null && outcome.costUsd > 0) cost.inc([workspace, provider, model], outcome.costUsd)
+      // A cache hit costs nothing whatever the price; only answers that spent a provider's tokens count.
+      const spentTokens = (outcome.inputTokens ?? 0) > 0 || (outcome.outputTokens ?? 0) > 0
+      if (spentTokens && outcome.status < 400 && !cacheHit(outcome.cacheStatus) && served !== null && !outcome.priced(served)) unpriced.inc([workspace, provider, model])
     },
   }
 }

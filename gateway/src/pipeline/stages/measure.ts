@@ -83,9 +83,11 @@ export function exchangeOutcome(exchange: Exchange, status: number, errorCode: s
     timeToFirstByteSeconds: Math.max(0, (facts.firstByteAtMs ?? endedAtMs) - context.startedAtMs) / 1000,
     finishReason: facts.finishReason?.unified ?? null,
     modelFamily: (model) => (provider === null ? null : tableModelFamily(provider.record.kind, model)),
-    knownModel: (model) =>
-      provider !== null &&
-      (provider.record.models.includes(model) || priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null),
+    knownModel: (model) => provider !== null && (provider.record.models.includes(model) || priced(model)),
+    priced,
+  }
+  function priced(model: string): boolean {
+    return provider !== null && priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null
   }
 }
 
