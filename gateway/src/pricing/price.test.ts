@@ -57,7 +57,7 @@ describe('the shipped table', () => {
       const price = tablePrice(kind, model)!
       return [price.input, price.output, price.cachedInput, price.cacheWrite].map((usd) => Math.round(usd! * 1e9) / 1000)
     }
-    // Cut at its last `-`, `claude-opus-4-8` is `claude-opus-4`: $15 / $75, three times its price.
+    // Its own row: `claude-opus-4` costs $15 / $75, three times as much.
     expect(perMillion('anthropic', 'claude-opus-4-8')).toEqual([5, 25, 0.5, 6.25])
     expect(perMillion('anthropic', 'claude-opus-4')).toEqual([15, 75, 1.5, 18.75])
     expect(perMillion('anthropic', 'claude-opus-5-5')).toEqual([4, 20, 0.2, 5])
@@ -77,11 +77,40 @@ describe('the shipped table', () => {
       return [price.input, price.output].map((usd) => Math.round(usd * 1e9) / 1000)
     }
     expect(inputOutput('gpt-5.5')).toEqual([5, 30])
-    // Cut at its last `-`, `gpt-5.5-pro` would be `gpt-5.5`: a sixth of its price.
+    // Its own row: `gpt-5.5` costs a sixth as much.
     expect(inputOutput('gpt-5.5-pro')).toEqual([30, 180])
     expect(inputOutput('gpt-5.4-mini-2026-03-17')).toEqual([0.75, 4.5])
     expect(inputOutput('gpt-6-sol')).toEqual([2, 10])
     expect(tableModelFamily('azure-openai', 'gpt-6.1-sol')).toBe('gpt-6.1-sol')
+  })
+
+  it('cuts release tags (dates, snapshot numbers, versions, channels) and nothing else', () => {
+    const family = (kind: string, model: string): string | null => tableModelFamily(kind, model)
+    // Ids as providers serve them, each to its model's row.
+    const served: Array<[string, string, string]> = [
+      ['openai', 'gpt-4o-mini-2024-07-18', 'gpt-4o-mini'],
+      ['openai', 'gpt-3.5-turbo-0125', 'gpt-3.5-turbo'],
+      ['openai', 'gpt-4o-realtime-preview-2024-12-17', 'gpt-4o-realtime-preview'],
+      ['openai', 'tts-1-hd-1106', 'tts-1-hd'],
+      ['anthropic', 'claude-opus-4-1-20250805', 'claude-opus-4-1'],
+      ['anthropic', 'claude-3-5-haiku-latest', 'claude-3-5-haiku'],
+      ['bedrock', 'us.anthropic.claude-3-5-sonnet-20241022-v2:0', 'claude-3-5-sonnet'],
+      ['bedrock', 'amazon.titan-embed-text-v2:0', 'titan-embed-text-v2'],
+      ['bedrock', 'meta.llama3-3-70b-instruct-v1:0', 'llama3-3-70b-instruct'],
+      ['vertex-ai', 'claude-sonnet-4-5@20250929', 'claude-sonnet-4-5'],
+      ['google', 'gemini-2.5-flash-lite-preview-06-17', 'gemini-2.5-flash-lite'],
+      ['google', 'gemini-1.5-pro-002', 'gemini-1.5-pro'],
+      ['cohere', 'command-r-plus-08-2024', 'command-r-plus'],
+      ['mistral-ai', 'mistral-large-2411', 'mistral-large'],
+      ['mistral-ai', 'mistral-ocr-latest', 'mistral-ocr'],
+      ['x-ai', 'grok-4-0709', 'grok-4'],
+      ['x-ai', 'grok-3-mini-beta', 'grok-3-mini'],
+    ]
+    for (const [kind, model, row] of served) expect(family(kind, model), `${kind} ${model}`).toBe(row)
+    // A version or a size is not a tag: a model the table does not know stays unpriced.
+    expect(tablePrice('anthropic', 'claude-opus-4-9')).toBeNull()
+    expect(tablePrice('openai', 'gpt-5.5-mini')).toBeNull()
+    expect(tablePrice('openai', 'gpt-4-32k')).toBeNull()
   })
 
   it('keeps a dearer variant apart from its family and knows nothing of unknown models', () => {

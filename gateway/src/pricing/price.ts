@@ -113,14 +113,27 @@ function bedrockName(model: string): string {
   return parts.length >= 2 ? parts.slice(1).join('.') : model
 }
 
-/** The model id, then shorter ids cut at `-`, `@` or `:` (dated and versioned ids find their family). */
+/**
+ * A release tag at the end of a model id: what a provider appends for a snapshot of the same model
+ * at the same price. A date (`-20241022`, `-2024-07-18`, `-08-2024`, `-06-17`), a snapshot number
+ * (`-001`, `-0125`), a version (`-v1`, `@20240620`, `:0`) or a channel (`-latest`, `-preview`,
+ * `-exp`, `-beta`). A model's own version or size is not one: `claude-opus-4-8` is not a snapshot
+ * of `claude-opus-4` (a third of its price), nor `gpt-5.5-mini` of `gpt-5.5`.
+ */
+const RELEASE_TAG = /(?:[@:][^@:]*|-(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{2}-\d{4}|\d{2}-\d{2}|\d{3,4}|v\d+(?:\.\d+)?|latest|preview|exp|experimental|beta))$/
+
+/**
+ * The model id, then the id without its release tags one by one (dated and versioned ids find
+ * their model's row). Nothing else is cut: a model the table does not know stays unpriced, which
+ * `gatehouse_unpriced_requests_total` shows, instead of taking an older or smaller model's price.
+ */
 function* candidates(model: string): Generator<string> {
   let name = model.toLowerCase()
-  while (name.length > 0) {
+  for (;;) {
     yield name
-    const cut = Math.max(name.lastIndexOf('-'), name.lastIndexOf('@'), name.lastIndexOf(':'))
-    if (cut <= 0) return
-    name = name.slice(0, cut)
+    const tag = RELEASE_TAG.exec(name)
+    if (tag === null || tag.index === 0) return
+    name = name.slice(0, tag.index)
   }
 }
 

@@ -5,9 +5,10 @@
  * tier where a provider charges by prompt length. Workspaces and integrations override any row
  * through the admin API (snapshot `prices`); a model missing here costs nothing until priced.
  *
- * Rows are looked up by exact model id, then by the id cut at its last `-`, `@` or `:` (so dated
- * and versioned ids such as `claude-3-5-sonnet-20241022` or `gpt-4o-mini-2024-07-18` find their
- * family's row). A variant that costs more than its family (`o1-pro`) therefore needs its own row.
+ * Rows are looked up by exact model id, then by the id without its release tags (dates, snapshot
+ * numbers, versions, channels: `claude-3-5-sonnet-20241022`, `gpt-4o-mini-2024-07-18`,
+ * `mistral-large-latest` find their model's row; price.ts). A model's own version or size is no
+ * tag: `claude-opus-4-8` and `gpt-5.5-pro` each need a row, and a model without one is unpriced.
  */
 
 export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-29'
@@ -53,8 +54,7 @@ export type PriceRow = TokenRow | UnitRow | AudioRow | ImageTokenRow
 
 /**
  * GPT-6 and GPT-5.4 and later bill a request whose input passes 272,000 tokens at twice the input
- * and 1.5 times the output rate; these rows are the shorter requests' rates. A `-pro` variant costs
- * six times its family and needs its own row (cut at `-`, it would be priced as the family).
+ * and 1.5 times the output rate; these rows are the shorter requests' rates.
  */
 const openai: Record<string, PriceRow> = {
   'gpt-6.1-sol': [2, 10, 0.1],
@@ -119,10 +119,9 @@ const openai: Record<string, PriceRow> = {
 }
 
 /**
- * Every Claude model the pricing page lists gets its own row: ids cut at their last `-` find an
- * older family (`claude-opus-4-8` would be priced as `claude-opus-4`, three times its price) or
- * none (`claude-sonnet-5-5`: unpriced, so budgets would not count it). Cache reads are not always a
- * tenth of input: Fable 5.1 0.025 ×, Opus 5.5 and Sonnet 5.5 0.05 ×.
+ * Every Claude model the pricing page lists, each with its own row (a version is not a release
+ * tag: price.ts). Cache reads are not always a tenth of input: Fable 5.1 0.025 ×, Opus 5.5 and
+ * Sonnet 5.5 0.05 ×.
  */
 const anthropic: Record<string, PriceRow> = {
   'claude-fable-5-2': [8, 40, 0.2, 10],
