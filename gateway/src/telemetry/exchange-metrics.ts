@@ -1,7 +1,7 @@
 /**
  * Gatehouse's own per-exchange metrics (RED per route, upstream attempts, retries, fallbacks, cache,
- * limit refusals, tokens, cost, unpriced answers), all fed from one `ExchangeOutcome` at the end of each exchange.
- * Labels are bounded: workspace (the snapshot's slugs), provider (the snapshot's slugs), model
+ * limit refusals, tokens, cost, answers no price covers), all fed from one `ExchangeOutcome` at the
+ * end of each exchange. Labels are bounded: workspace (the snapshot's slugs), provider (the snapshot's slugs), model
  * (the pricing table's family, else a known model; capped: labels.ts), status class, error codes from the catalog. No key ids, no
  * raw caller strings.
  */
@@ -12,6 +12,7 @@ import { SeriesCounter as Counter, SeriesHistogram as Histogram } from './series
 
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 
+/** An answer served from the response cache (it spent no provider tokens). */
 function cacheHit(status: string | null): boolean {
   return status === 'HIT' || status === 'SEMANTIC HIT'
 }

@@ -50,6 +50,8 @@ export function exchangeOutcome(exchange: Exchange, status: number, errorCode: s
   const usage = facts.usage ?? answered
   const cost = facts.annotations.costUsd
   const queryAt = exchange.url.indexOf('?')
+  const priced = (model: string): boolean =>
+    provider !== null && priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null
   return {
     requestId: facts.requestId,
     traceId: context.trace.traceId,
@@ -85,9 +87,6 @@ export function exchangeOutcome(exchange: Exchange, status: number, errorCode: s
     modelFamily: (model) => (provider === null ? null : tableModelFamily(provider.record.kind, model)),
     knownModel: (model) => provider !== null && (provider.record.models.includes(model) || priced(model)),
     priced,
-  }
-  function priced(model: string): boolean {
-    return provider !== null && priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null
   }
 }
 
