@@ -113,6 +113,24 @@ describe('the shipped table', () => {
     expect(tablePrice('openai', 'gpt-4-32k')).toBeNull()
   })
 
+  it('bills a long prompt\'s whole request in the dearer band, from the first token past the threshold', () => {
+    const haiku = tablePrice('anthropic', 'claude-haiku-5-5')!
+    // USD per 1M: input 0.1, cache read 0.01, output 0.5; past 100,000 prompt tokens five times each.
+    const atThreshold = { inputTokens: 100_000, outputTokens: 1_000, cachedInputTokens: 40_000 }
+    expect(costOf(atThreshold, haiku)).toBeCloseTo((60_000 * 0.1 + 40_000 * 0.01 + 1_000 * 0.5) / 1e6, 15)
+    expect(costOf({ ...atThreshold, inputTokens: 100_001 }, haiku)).toBeCloseTo(5 * (60_001 * 0.1 + 40_000 * 0.01 + 1_000 * 0.5) / 1e6, 15)
+    // GPT-6 Sol past 272,000: input-side rates twice, output 1.5 times.
+    const sol = tablePrice('openai', 'gpt-6-sol')!
+    const long = { inputTokens: 300_000, outputTokens: 2_000, cachedInputTokens: 100_000 }
+    expect(costOf(long, sol)).toBeCloseTo((2 * (200_000 * 2 + 100_000 * 0.2) + 1.5 * 2_000 * 10) / 1e6, 15)
+    // An override's rates are scaled by the table row's band too.
+    const overridden = priceFor('openai', null, 'gpt-6-sol', null, [override({ provider: 'openai', model: 'gpt-6-sol', input: 1e-6, version: 'v2' })])!
+    expect(costOf({ inputTokens: 300_000, outputTokens: 0 }, overridden)).toBeCloseTo(2 * 300_000 * 1e-6, 12)
+    // Rows without a band bill every length alike.
+    const gpt4o = tablePrice('openai', 'gpt-4o')!
+    expect(costOf({ inputTokens: 1_000_000, outputTokens: 0 }, gpt4o)).toBeCloseTo(2.5, 12)
+  })
+
   it('keeps a dearer variant apart from its family and knows nothing of unknown models', () => {
     expect(tablePrice('openai', 'o1-pro-2025-03-19')?.input).toBeCloseTo(150e-6, 15)
     expect(tablePrice('openai', 'o1-2024-12-17')?.input).toBeCloseTo(15e-6, 15)

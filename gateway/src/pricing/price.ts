@@ -6,7 +6,7 @@
  * map reads, because the account stage and the budget reservation call them on every request.
  */
 import type { ImageVariant, Usage } from '../providers/canonical.ts'
-import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type AudioRow, type ImagePrices, type ImageTokenRow, type PriceRow, type TokenRow, type UnitRow } from './table.ts'
+import { FREE_KINDS, PRICING_TABLES, PRICING_TABLE_VERSION, type AudioRow, type ImagePrices, type ImageTokenRow, type LongPromptBand, type PriceRow, type TokenRow, type UnitRow } from './table.ts'
 
 /** USD per unit: per token for text, audio and image tokens, per image, per second of audio, per character of input, per search unit, per page. */
 export interface Price {
@@ -35,6 +35,8 @@ export interface Price {
   readonly perCharacter: number | null
   readonly perSearchUnit: number | null
   readonly perPage: number | null
+  /** The table row's dearer band for long prompts; an override's rates are scaled by it too. */
+  readonly longPrompt: LongPromptBand | null
   /** The table version, or the override's version. */
   readonly version: string
   readonly source: 'table' | 'override'
@@ -69,8 +71,8 @@ const PER_MILLION = 1_000_000
 const perToken = (perMillion: number | null | undefined): number | null => (perMillion == null ? null : perMillion / PER_MILLION)
 
 function fromTokens(row: TokenRow): Price {
-  const [input, output, cachedInput, cacheWrite] = row
-  return { ...ZERO, input: input / PER_MILLION, output: output / PER_MILLION, cachedInput: perToken(cachedInput), cacheWrite: perToken(cacheWrite) }
+  const [input, output, cachedInput, cacheWrite, longPrompt] = row
+  return { ...ZERO, input: input / PER_MILLION, output: output / PER_MILLION, cachedInput: perToken(cachedInput), cacheWrite: perToken(cacheWrite), longPrompt: longPrompt ?? null }
 }
 
 function fromRow(row: PriceRow): Price {
@@ -98,7 +100,7 @@ function fromRow(row: PriceRow): Price {
 const ZERO: Price = {
   input: 0, output: 0, cachedInput: null, cacheWrite: null, reasoning: null, audioInput: null, audioOutput: null, cachedAudioInput: null,
   imageInput: null, perImage: null, perImageBy: null, perAudioSecond: null, perCharacter: null, perSearchUnit: null, perPage: null,
-  version: PRICING_TABLE_VERSION, source: 'table',
+  longPrompt: null, version: PRICING_TABLE_VERSION, source: 'table',
 }
 
 /** Converted once at load: kind -> model -> price. */
@@ -230,6 +232,7 @@ function applyOverride(base: Price | null, override: PriceOverride): Price {
     perCharacter: override.perCharacter ?? from.perCharacter,
     perSearchUnit: from.perSearchUnit,
     perPage: from.perPage,
+    longPrompt: from.longPrompt,
     version: override.version,
     source: 'override',
   }
@@ -279,16 +282,17 @@ export function costOf(usage: Usage, price: Price): number {
   const plainOutput = Math.max(0, usage.outputTokens - reasoning - audioOutput)
   // Cached audio without a price of its own: a model with audio prices bills it as audio, one without as cached text.
   const cachedAudioRate = price.cachedAudioInput ?? price.audioInput ?? price.cachedInput ?? price.input
-  let cost =
+  const inputSide =
     plainInput * price.input +
     (cached - cachedAudio) * (price.cachedInput ?? price.input) +
     written * (price.cacheWrite ?? price.input) +
     freshAudio * (price.audioInput ?? price.input) +
     imageInput * (price.imageInput ?? price.input) +
-    cachedAudio * cachedAudioRate +
-    plainOutput * price.output +
-    reasoning * (price.reasoning ?? price.output) +
-    audioOutput * (price.audioOutput ?? price.output)
+    cachedAudio * cachedAudioRate
+  const outputSide = plainOutput * price.output + reasoning * (price.reasoning ?? price.output) + audioOutput * (price.audioOutput ?? price.output)
+  // A long prompt bills the whole request in the dearer band, its output included.
+  const band = price.longPrompt !== null && usage.inputTokens > price.longPrompt.aboveInputTokens ? price.longPrompt : null
+  let cost = band === null ? inputSide + outputSide : inputSide * band.inputFactor + outputSide * band.outputFactor
   if (usage.searchUnits) cost += usage.searchUnits * (price.perSearchUnit ?? 0)
   if (usage.pages) cost += usage.pages * (price.perPage ?? 0)
   if (usage.audioSeconds) cost += usage.audioSeconds * (price.perAudioSecond ?? 0)

@@ -1,8 +1,8 @@
 /**
  * The shipped pricing table: public list prices of the model families Gatehouse speaks, as data.
  * Units: USD per 1,000,000 tokens (text, audio and image tokens), USD per image, USD per second of audio, USD per
- * character of input (speech), USD per search unit (rerank) and per page (OCR). Standard (non-batch, non-priority) tier, the lowest context
- * tier where a provider charges by prompt length. Workspaces and integrations override any row
+ * character of input (speech), USD per search unit (rerank) and per page (OCR). Standard (non-batch, non-priority) tier; where a
+ * provider charges long prompts more, the row carries that band (`LongPromptBand`). Workspaces and integrations override any row
  * through the admin API (snapshot `prices`); a model missing here costs nothing until priced.
  *
  * Rows are looked up by exact model id, then by the id without its release tags (dates, snapshot
@@ -13,8 +13,26 @@
 
 export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-29'
 
-/** [input, output, cached input, cache write] in USD per 1M tokens; reasoning tokens bill as output. */
-export type TokenRow = readonly [input: number, output: number, cachedInput?: number | null, cacheWrite?: number | null]
+/**
+ * A dearer band for long prompts: a request whose input (cached and cache-written tokens included)
+ * passes `aboveInputTokens` bills every token at the row's rates times these factors, input-side
+ * rates (input, cached input, cache writes) by `inputFactor`, output-side ones by `outputFactor`.
+ */
+export interface LongPromptBand {
+  readonly aboveInputTokens: number
+  readonly inputFactor: number
+  readonly outputFactor: number
+}
+
+/** [input, output, cached input, cache write] in USD per 1M tokens, and a long-prompt band; reasoning tokens bill as output. */
+export type TokenRow = readonly [input: number, output: number, cachedInput?: number | null, cacheWrite?: number | null, longPrompt?: LongPromptBand]
+
+/** Past 272,000 input tokens, twice the input-side rates and 1.5 times the output: GPT-6. */
+const OPENAI_LONG_PROMPT: LongPromptBand = { aboveInputTokens: 272_000, inputFactor: 2, outputFactor: 1.5 }
+/** Past 200,000 input tokens (a 1M-token context): twice the input-side rates and 1.5 times the output. */
+const LONG_CONTEXT_200K: LongPromptBand = { aboveInputTokens: 200_000, inputFactor: 2, outputFactor: 1.5 }
+/** Claude Haiku 5.5: past 100,000 prompt tokens, five times every rate. */
+const HAIKU_5_5_LONG_PROMPT: LongPromptBand = { aboveInputTokens: 100_000, inputFactor: 5, outputFactor: 5 }
 
 /** USD per image by quality, then size: `{standard: {'1024x1024': 0.04}}` (the public pricing route's `image` shape). */
 export type ImagePrices = Readonly<Record<string, Readonly<Record<string, number>>>>
@@ -53,14 +71,14 @@ export interface ImageTokenRow {
 export type PriceRow = TokenRow | UnitRow | AudioRow | ImageTokenRow
 
 /**
- * GPT-6 and GPT-5.4 and later bill a request whose input passes 272,000 tokens at twice the input
- * and 1.5 times the output rate; these rows are the shorter requests' rates.
+ * GPT-5.4 and GPT-5.5 have a dearer band past about 270,000 input tokens too, whose threshold and
+ * factors no source agreed on: their rows bill every request at the shorter requests' rates.
  */
 const openai: Record<string, PriceRow> = {
-  'gpt-6.1-sol': [2, 10, 0.1],
-  'gpt-6-astra': [10, 50, 1],
-  'gpt-6-sol': [2, 10, 0.2],
-  'gpt-6-luna': [0.1, 0.5, 0.01],
+  'gpt-6.1-sol': [2, 10, 0.1, null, OPENAI_LONG_PROMPT],
+  'gpt-6-astra': [10, 50, 1, null, OPENAI_LONG_PROMPT],
+  'gpt-6-sol': [2, 10, 0.2, null, OPENAI_LONG_PROMPT],
+  'gpt-6-luna': [0.1, 0.5, 0.01, null, OPENAI_LONG_PROMPT],
   'gpt-5.5': [5, 30, 0.5],
   'gpt-5.5-pro': [30, 180],
   'gpt-5.4': [2.5, 15, 0.25],
@@ -142,10 +160,10 @@ const anthropic: Record<string, PriceRow> = {
   'claude-sonnet-5-5': [2, 10, 0.1, 2.5],
   'claude-sonnet-5': [2, 10, 0.2, 2.5],
   'claude-sonnet-4-6': [3, 15, 0.3, 3.75],
-  'claude-sonnet-4-5': [3, 15, 0.3, 3.75],
-  'claude-sonnet-4': [3, 15, 0.3, 3.75],
-  // Prompts up to 100,000 tokens; a longer prompt bills its whole request at five times these.
-  'claude-haiku-5-5': [0.1, 0.5, 0.01, 0.125],
+  // Their 1M-token context (a beta) bills prompts past 200,000 tokens at the long-context rates; Sonnet 4.6 has none.
+  'claude-sonnet-4-5': [3, 15, 0.3, 3.75, LONG_CONTEXT_200K],
+  'claude-sonnet-4': [3, 15, 0.3, 3.75, LONG_CONTEXT_200K],
+  'claude-haiku-5-5': [0.1, 0.5, 0.01, 0.125, HAIKU_5_5_LONG_PROMPT],
   'claude-haiku-4-5': [1, 5, 0.1, 1.25],
   'claude-3-7-sonnet': [3, 15, 0.3, 3.75],
   'claude-3-5-sonnet': [3, 15, 0.3, 3.75],
@@ -155,7 +173,7 @@ const anthropic: Record<string, PriceRow> = {
 }
 
 const google: Record<string, PriceRow> = {
-  'gemini-2.5-pro': [1.25, 10, 0.125],
+  'gemini-2.5-pro': [1.25, 10, 0.125, null, LONG_CONTEXT_200K],
   'gemini-2.5-flash': [0.3, 2.5, 0.03],
   'gemini-2.5-flash-lite': [0.1, 0.4, 0.01],
   'gemini-2.0-flash': [0.1, 0.4, 0.025],
