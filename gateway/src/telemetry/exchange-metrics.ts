@@ -1,9 +1,9 @@
 /**
  * Gatehouse's own per-exchange metrics (RED per route, upstream attempts, retries, fallbacks, cache,
  * limit refusals, tokens, cost, answers no price covers), all fed from one `ExchangeOutcome` at the
- * end of each exchange. Labels are bounded: workspace (the snapshot's slugs), provider (the snapshot's slugs), model
- * (the pricing table's family, else a known model; capped: labels.ts), status class, error codes from the catalog. No key ids, no
- * raw caller strings.
+ * end of each exchange. Labels are bounded: workspace (the snapshot's slugs), provider (the
+ * snapshot's slugs), model (the pricing table's family, else a known model; capped: labels.ts),
+ * status class, error codes from the catalog. No key ids, no raw caller strings.
  */
 import type { Registry } from 'prom-client'
 import { NONE, errorCodeLabel, statusClass, type BoundedLabels } from './labels.ts'
@@ -129,9 +129,10 @@ export function createExchangeMetrics(registry: Registry): ExchangeMetrics {
       if (outcome.inputTokens !== null && outcome.inputTokens > 0) tokens.inc([workspace, provider, model, 'input'], outcome.inputTokens)
       if (outcome.outputTokens !== null && outcome.outputTokens > 0) tokens.inc([workspace, provider, model, 'output'], outcome.outputTokens)
       if (outcome.costUsd !== null && outcome.costUsd > 0) cost.inc([workspace, provider, model], outcome.costUsd)
-      // A cache hit costs nothing whatever the price; only answers that spent a provider's tokens count.
+      // Only answers that spent a provider's tokens count (a cache hit costs nothing whatever the
+      // price). A cost the account stage found means a price: no second lookup then.
       const spentTokens = (outcome.inputTokens ?? 0) > 0 || (outcome.outputTokens ?? 0) > 0
-      if (spentTokens && outcome.status < 400 && !cacheHit(outcome.cacheStatus) && served !== null && !outcome.priced(served)) unpriced.inc([workspace, provider, model])
+      if (spentTokens && outcome.status < 400 && !cacheHit(outcome.cacheStatus) && outcome.costUsd === null && !outcome.priced()) unpriced.inc([workspace, provider, model])
     },
   }
 }

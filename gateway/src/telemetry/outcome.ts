@@ -54,6 +54,6 @@ export interface ExchangeOutcome {
   readonly knownModel: (model: string) => boolean
   /** The family the pricing table prices the model as (`gpt-4o-2024-08-06` -> `gpt-4o`); null when it has none. */
   readonly modelFamily: (model: string) => string | null
-  /** Whether the model has a price for this exchange's provider and workspace (the table, its family, or an override). */
-  readonly priced: (model: string) => boolean
+  /** Whether what the provider served has a price (the table or an override), as its usage record is priced; looked up when called. */
+  readonly priced: () => boolean
 }

@@ -15,6 +15,7 @@ import type { ExchangeOutcome, UpstreamAttemptOutcome } from '../../telemetry/ou
 import { ExchangeContext } from '../context.ts'
 import { observeStream, type Answer, type Exchange, type StageFactory } from '../stage.ts'
 import { statusOf } from './account.ts'
+import { exchangePrice } from './exchange-price.ts'
 
 export interface MeasureStageOptions {
   /** Where outcomes go: the server's metrics (`GatewayMetrics.observeExchange`). */
@@ -50,8 +51,6 @@ export function exchangeOutcome(exchange: Exchange, status: number, errorCode: s
   const usage = facts.usage ?? answered
   const cost = facts.annotations.costUsd
   const queryAt = exchange.url.indexOf('?')
-  const priced = (model: string): boolean =>
-    provider !== null && priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null
   return {
     requestId: facts.requestId,
     traceId: context.trace.traceId,
@@ -85,8 +84,11 @@ export function exchangeOutcome(exchange: Exchange, status: number, errorCode: s
     timeToFirstByteSeconds: Math.max(0, (facts.firstByteAtMs ?? endedAtMs) - context.startedAtMs) / 1000,
     finishReason: facts.finishReason?.unified ?? null,
     modelFamily: (model) => (provider === null ? null : tableModelFamily(provider.record.kind, model)),
-    knownModel: (model) => provider !== null && (provider.record.models.includes(model) || priced(model)),
-    priced,
+    knownModel: (model) =>
+      provider !== null &&
+      (provider.record.models.includes(model) || priceFor(provider.record.kind, provider.record.id, model, workspaceId, context.runtime.prices) !== null),
+    // Priced as the usage record is: the same lookup (exchange-price.ts), so the metric and the records agree.
+    priced: () => exchangePrice(exchange, facts.servedModel ?? facts.upstreamModel) !== null,
   }
 }
 
