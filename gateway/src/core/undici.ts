@@ -28,6 +28,8 @@ export const Agent = require('undici/lib/dispatcher/agent.js') as typeof Undici.
 export type Agent = Undici.Agent
 export const Pool = require('undici/lib/dispatcher/pool.js') as typeof Undici.Pool
 export type Pool = Undici.Pool
+export const Client = require('undici/lib/dispatcher/client.js') as typeof Undici.Client
+export type Client = Undici.Client
 export const buildConnector = require('undici/lib/core/connect.js') as typeof Undici.buildConnector
 export const errors = require('undici/lib/core/errors.js') as typeof Undici.errors
 
