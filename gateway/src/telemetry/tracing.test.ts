@@ -1,7 +1,7 @@
-import { trace } from '@opentelemetry/api'
+import { context, trace, TraceFlags } from '@opentelemetry/api'
 import { describe, expect, it } from 'vitest'
 import { tracingEnabled } from '../core/tracing.ts'
-import { encodesSpansAtEnd, NOT_COUNTED, startTracing, tracingRequested } from './tracing.ts'
+import { boundaryRatioSampler, encodesSpansAtEnd, NOT_COUNTED, startTracing, tracingRequested } from './tracing.ts'
 
 describe('tracingRequested', () => {
   it('is on with an OTLP endpoint or an explicit exporter, off otherwise or when the SDK is disabled', () => {
@@ -68,5 +68,37 @@ describe('the tracers startTracing registers', () => {
         await tracing?.shutdown()
       }
     })
+  })
+})
+
+describe('boundaryRatioSampler', () => {
+  it('stands in for a trace-id ratio of exactly 0 or 1 (blank is 1), and leaves every other sampler to the SDK', async () => {
+    const named = async (env: NodeJS.ProcessEnv): Promise<string | null> => (await boundaryRatioSampler(env))?.toString() ?? null
+    expect(await named({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' })).toMatch(/^ParentBased\{root=AlwaysOnSampler,/)
+    expect(await named({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ' 0 ' })).toMatch(/^ParentBased\{root=AlwaysOffSampler,/)
+    expect(await named({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.0' })).toBe('AlwaysOnSampler')
+    expect(await named({ OTEL_TRACES_SAMPLER: 'traceidratio' })).toBe('AlwaysOnSampler')
+    expect(await named({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toBeNull()
+    expect(await named({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' })).toBeNull()
+    expect(await named({ OTEL_TRACES_SAMPLER: 'always_off' })).toBeNull()
+    expect(await named({})).toBeNull()
+  })
+
+  it('samples as the ratio says in the tracers startTracing registers, a remote parent deciding for its children', async () => {
+    for (const [ratio, rootSampled] of [['0', false], ['1', true]] as const) {
+      await withOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio }, async () => {
+        const tracing = await startTracing({ serviceName: 'test' })
+        try {
+          const tracer = trace.getTracer('gatehouse-test')
+          expect(tracer.startSpan('root').isRecording()).toBe(rootSampled)
+          const sampledParent = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED, isRemote: true })
+          expect(tracer.startSpan('child', {}, sampledParent).isRecording()).toBe(true)
+          const unsampledParent = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.NONE, isRemote: true })
+          expect(tracer.startSpan('child', {}, unsampledParent).isRecording()).toBe(false)
+        } finally {
+          await tracing?.shutdown()
+        }
+      })
+    }
   })
 })
