@@ -278,7 +278,7 @@ describe('realtime WebSocket proxy', () => {
     const usage = { inputTokens: 420, outputTokens: 125, cachedInputTokens: 64, audioInputTokens: 300, cachedAudioInputTokens: 44, audioOutputTokens: 90 }
     expect(record).toMatchObject({
       route: 'realtime', endpointType: 'realtime', statusCode: 101, traceId, providerSlug: 'openai-rt', modelServed: 'gpt-realtime', estimated: false,
-      ...usage, pricingVersion: 'gatehouse-2026-11-29',
+      ...usage, pricingVersion: 'gatehouse-2026-11-29.2',
     })
     // gpt-realtime, USD per 1M: text 4 in / 0.4 cached / 16 out, audio 32 in / 0.4 cached / 64 out. Text input
     // 420 - 64 cached - 256 fresh audio = 100; cached text 20, cached audio 44; text output 35, audio output 90.

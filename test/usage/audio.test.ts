@@ -129,7 +129,7 @@ describe('transcriptions and translations', () => {
     expect(answer.usage).toEqual({ type: 'duration', seconds: 3 })
     expect(got).toMatchObject({
       route: 'passthrough:audio', endpointType: 'audio', statusCode: 200, modelRequested: 'whisper-1', modelServed: 'whisper-1',
-      audioSeconds: 3, inputTokens: 0, outputTokens: 0, estimated: false, pricingVersion: 'gatehouse-2026-11-29',
+      audioSeconds: 3, inputTokens: 0, outputTokens: 0, estimated: false, pricingVersion: 'gatehouse-2026-11-29.2',
     })
     expect(got.costUsd).toBeCloseTo(3 * whisper(), 12)
     expect(got.annotations.unmetered).toBeUndefined()
@@ -156,7 +156,7 @@ describe('transcriptions and translations', () => {
     await shipped.clear()
     await client.audio.transcriptions.create({ model: 'whisper-1', file: await file(), response_format: 'text' })
     const text = await record()
-    expect(text).toMatchObject({ statusCode: 200, audioSeconds: null, costUsd: null, pricingVersion: 'gatehouse-2026-11-29' })
+    expect(text).toMatchObject({ statusCode: 200, audioSeconds: null, costUsd: null, pricingVersion: 'gatehouse-2026-11-29.2' })
     expect(text.annotations.unmetered).toMatch(/audio heard/)
   })
 

@@ -49,7 +49,7 @@ describe('DALL·E: per image, by quality and size', () => {
     const got = await record()
     expect(got).toMatchObject({
       route: 'passthrough:images', endpointType: 'imageGenerate', statusCode: 200, modelRequested: 'dall-e-3', modelServed: 'dall-e-3',
-      images: 1, inputTokens: 0, outputTokens: 0, estimated: false, pricingVersion: 'gatehouse-2026-11-29',
+      images: 1, inputTokens: 0, outputTokens: 0, estimated: false, pricingVersion: 'gatehouse-2026-11-29.2',
     })
     expect(got.costUsd).toBeCloseTo(0.12, 12)
   })

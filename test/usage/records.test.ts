@@ -62,7 +62,7 @@ describe('one record per request, with the provider usage and its cost', () => {
     expect(record).toMatchObject({
       route: 'chat', endpointType: 'chatComplete', statusCode: 200, errorCode: null, providerSlug: 'primary', providerKind: 'openai', apiKeyId: 'key-ws',
       traceId: response.headers.get('x-gateway-trace-id'), inputTokens: data.usage!.prompt_tokens, outputTokens: data.usage!.completion_tokens, estimated: false,
-      attempts: 1, streamed: false, pricingVersion: 'gatehouse-2026-11-29',
+      attempts: 1, streamed: false, pricingVersion: 'gatehouse-2026-11-29.2',
     })
     expect(record!.costUsd).toBeCloseTo(costOf({ inputTokens: data.usage!.prompt_tokens, outputTokens: data.usage!.completion_tokens }, price(data.model)), 12)
     expect(record!.latencyMs).toBeGreaterThanOrEqual(0)

@@ -84,6 +84,22 @@ describe('the shipped table', () => {
     expect(tableModelFamily('azure-openai', 'gpt-6.1-sol')).toBe('gpt-6.1-sol')
   })
 
+  it('prices Gemini 3 as served (`-preview` is a channel), its Pro models dearer past 200,000 prompt tokens', () => {
+    const perMillion = (model: string): number[] => {
+      const price = tablePrice('google', model)!
+      return [price.input, price.output, price.cachedInput!].map((usd) => Math.round(usd * 1e9) / 1000)
+    }
+    expect(perMillion('gemini-3.1-pro-preview')).toEqual([2, 12, 0.2])
+    expect(perMillion('gemini-3-pro-preview')).toEqual([2, 12, 0.2])
+    expect(perMillion('gemini-3-flash-preview')).toEqual([0.5, 3, 0.05])
+    expect(perMillion('gemini-3.1-flash-lite-preview')).toEqual([0.25, 1.5, 0.025])
+    expect(tableModelFamily('vertex-ai', 'gemini-3.1-pro-preview')).toBe('gemini-3.1-pro')
+    // Past 200,000: $4 in, $18 out, $0.40 a cached token.
+    const pro = tablePrice('google', 'gemini-3.1-pro-preview')!
+    expect(costOf({ inputTokens: 250_000, outputTokens: 1_000, cachedInputTokens: 50_000 }, pro)).toBeCloseTo((200_000 * 4 + 50_000 * 0.4 + 1_000 * 18) / 1e6, 15)
+    expect(costOf({ inputTokens: 150_000, outputTokens: 1_000 }, tablePrice('google', 'gemini-3-flash-preview')!)).toBeCloseTo((150_000 * 0.5 + 1_000 * 3) / 1e6, 15)
+  })
+
   it('cuts release tags (dates, snapshot numbers, versions, channels) and nothing else', () => {
     const family = (kind: string, model: string): string | null => tableModelFamily(kind, model)
     // Ids as providers serve them, each to its model's row.

@@ -11,7 +11,7 @@
  * tag: `claude-opus-4-8` and `gpt-5.5-pro` each need a row, and a model without one is unpriced.
  */
 
-export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-29'
+export const PRICING_TABLE_VERSION = 'gatehouse-2026-11-29.2'
 
 /**
  * A dearer band for long prompts: a request whose input (cached and cache-written tokens included)
@@ -173,6 +173,11 @@ const anthropic: Record<string, PriceRow> = {
 }
 
 const google: Record<string, PriceRow> = {
+  // Gemini 3: input at the text, image and video rate (audio input costs more: $1 against $0.50 on 3 Flash, billed here as text).
+  'gemini-3.1-pro': [2, 12, 0.2, null, LONG_CONTEXT_200K],
+  'gemini-3-pro': [2, 12, 0.2, null, LONG_CONTEXT_200K],
+  'gemini-3-flash': [0.5, 3, 0.05],
+  'gemini-3.1-flash-lite': [0.25, 1.5, 0.025],
   'gemini-2.5-pro': [1.25, 10, 0.125, null, LONG_CONTEXT_200K],
   'gemini-2.5-flash': [0.3, 2.5, 0.03],
   'gemini-2.5-flash-lite': [0.1, 0.4, 0.01],

@@ -100,7 +100,7 @@ export function generateUsageRecords(options: GeneratedOptions): UsageRecord[] {
       estimated: false,
       costUsd: hit ? 0 : priced,
       cacheSavedCostUsd: hit && ok ? priced : null,
-      pricingVersion: 'gatehouse-2026-11-29',
+      pricingVersion: 'gatehouse-2026-11-29.2',
       // Log-normal around ~400 ms with a long tail.
       latencyMs: Math.round(Math.exp(6 + 0.9 * Math.sqrt(-2 * Math.log(random() || 1e-9)) * Math.cos(2 * Math.PI * random())) * 10) / 10,
       ttftMs: null,

@@ -85,7 +85,7 @@ describe('account stage, JSON answers', () => {
       route: 'chat', endpointType: 'chatComplete', modelRequested: 'gpt-4o-mini', modelServed: 'gpt-4o-mini-2024-07-18',
       attempts: 2, targetPath: 'config.targets[1]', statusCode: 200, errorCode: null,
       inputTokens: 1000, outputTokens: 500, cachedInputTokens: 200, estimated: false, latencyMs: 250, ttftMs: 250,
-      pricingVersion: 'gatehouse-2026-11-29', logLevel: 'full',
+      pricingVersion: 'gatehouse-2026-11-29.2', logLevel: 'full',
     })
     expect(draft.costUsd).toBeCloseTo((800 * 0.15 + 200 * 0.075 + 500 * 0.6) / 1e6, 12)
     expect(draft.requestBody).toBe(ex.body)
