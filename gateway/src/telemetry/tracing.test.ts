@@ -81,6 +81,8 @@ describe('boundaryRatioSampler', () => {
     expect(await named({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toBeNull()
     expect(await named({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' })).toBeNull()
     expect(await named({ OTEL_TRACES_SAMPLER: 'always_off' })).toBeNull()
+    // A name the SDK would not know (it does not trim) stays the SDK's to report.
+    expect(await named({ OTEL_TRACES_SAMPLER: ' traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' })).toBeNull()
     expect(await named({})).toBeNull()
   })
 
