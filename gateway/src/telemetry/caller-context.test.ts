@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import { propagation, trace, type Context, type TextMapPropagator } from '@opentelemetry/api'
-import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { setTracingEnabled } from '../core/tracing.ts'
-import { CallerIdGenerator, callerParent, toSpanId, toTraceId, withRootTraceId } from './caller-context.ts'
+import { setTracingEnabled, spanlessRoots, spanlessRootsAllowed, UPSTREAM_TRACEPARENT } from '../core/tracing.ts'
+import { CallerIdGenerator, callerParent, toSpanId, toTraceId, unsampledRootContext, withRootTraceId } from './caller-context.ts'
 
 const sha = (value: string, digits: number): string => createHash('sha256').update(value).digest('hex').slice(0, digits)
 const none = { spanId: null, parentSpanId: null }
@@ -71,6 +71,68 @@ describe('callerParent with propagators registered', () => {
     expect(own.extractions).toBe(2)
     expect(bare.rootTraceId).toBe(sha('order-42', 32))
     expect(trace.getSpanContext(bare.context)).toBeUndefined()
+  })
+})
+
+describe('unsampledRootContext', () => {
+  afterEach(() => {
+    setTracingEnabled(false)
+    propagation.disable()
+  })
+
+  const w3c = (): CompositePropagator => new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] })
+
+  it('is allowed only when roots are never sampled and the propagators are W3C\'s, traceparent among them', () => {
+    expect(spanlessRootsAllowed(['traceparent', 'tracestate', 'baggage'], true)).toBe(true)
+    expect(spanlessRootsAllowed(['traceparent', 'tracestate'], true)).toBe(true)
+    expect(spanlessRootsAllowed(['traceparent', 'tracestate', 'baggage'], false)).toBe(false)
+    // B3 would write headers of its own for the unsampled span; baggage alone writes no traceparent.
+    expect(spanlessRootsAllowed(['traceparent', 'tracestate', 'b3'], true)).toBe(false)
+    expect(spanlessRootsAllowed(['baggage'], true)).toBe(false)
+    expect(spanlessRootsAllowed([], true)).toBe(false)
+  })
+
+  it('gives a root the unsampled span the SDK would start, and the traceparent W3C\'s propagator writes for it', () => {
+    propagation.setGlobalPropagator(w3c())
+    setTracingEnabled(true, { rootsNeverSampled: true })
+    expect(spanlessRoots()).toBe(true)
+    const root = unsampledRootContext({ 'content-type': 'application/json' }, { traceId: 'order-42', ...none })!
+    const spanContext = trace.getSpanContext(root)!
+    expect(spanContext).toMatchObject({ traceId: sha('order-42', 32), traceFlags: 0 })
+    expect(spanContext.spanId).toMatch(/^(?!0{16})[0-9a-f]{16}$/)
+    expect(trace.getSpan(root)?.isRecording()).toBe(false)
+    expect(root.getValue(UPSTREAM_TRACEPARENT)).toBe(`00-${sha('order-42', 32)}-${spanContext.spanId}-00`)
+    // What the propagators themselves write for that context: the same header, nothing else.
+    const propagated: Record<string, string> = {}
+    propagation.inject(root, propagated)
+    expect(propagated).toEqual({ traceparent: root.getValue(UPSTREAM_TRACEPARENT) })
+  })
+
+  it('leaves a request with a parent, or with any header a propagator reads, to the SDK', () => {
+    propagation.setGlobalPropagator(w3c())
+    setTracingEnabled(true, { rootsNeverSampled: true })
+    expect(unsampledRootContext({}, { traceId: 't', spanId: 'caller-span', parentSpanId: null })).toBeNull()
+    expect(unsampledRootContext({}, { traceId: 't', spanId: null, parentSpanId: 'caller-parent' })).toBeNull()
+    expect(unsampledRootContext({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }, { traceId: 't', ...none })).toBeNull()
+    expect(unsampledRootContext({ baggage: 'tenant=acme' }, { traceId: 't', ...none })).toBeNull()
+  })
+
+  it('is off when roots may be sampled, or when another propagator is registered', () => {
+    propagation.setGlobalPropagator(w3c())
+    setTracingEnabled(true)
+    expect(unsampledRootContext({}, { traceId: 't', ...none })).toBeNull()
+    propagation.disable()
+    propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new (class implements TextMapPropagator {
+      inject(): void {}
+      extract(context: Context): Context {
+        return context
+      }
+      fields(): string[] {
+        return ['b3']
+      }
+    })()] }))
+    setTracingEnabled(true, { rootsNeverSampled: true })
+    expect(unsampledRootContext({}, { traceId: 't', ...none })).toBeNull()
   })
 })
 

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto'
 import { propagation, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
 import { isTraceIdForm, randomSpanId, randomTraceId } from '../core/random-id.ts'
-import { carriesPropagation } from '../core/tracing.ts'
+import { carriesPropagation, spanlessRoots, UPSTREAM_TRACEPARENT } from '../core/tracing.ts'
 import type { RequestHeaders } from '../core/headers.ts'
 import { ChainedContext } from './chained-context.ts'
 
@@ -70,6 +70,22 @@ export function callerParent(headers: RequestHeaders, ids: CallerIds): ParentCho
     context: trace.setSpanContext(extracted, { traceId, spanId: toSpanId(parent), traceFlags: TraceFlags.SAMPLED, isRemote: true }),
     rootTraceId: null,
   }
+}
+
+/**
+ * The context of a request that starts its trace (case 3, or a trace id alone) when roots go
+ * without a span (core/tracing.ts `spanlessRoots`): the span the SDK would have started, unsampled
+ * (the trace id the request takes, a new span id, flags 00), and the `traceparent` W3C's
+ * propagator would write for it, written once. Null when the request has a parent, or when roots
+ * get their span.
+ */
+export function unsampledRootContext(headers: RequestHeaders, ids: CallerIds): Context | null {
+  if (!spanlessRoots() || ids.spanId !== null || ids.parentSpanId !== null || carriesPropagation(headers)) return null
+  const traceId = toTraceId(ids.traceId)
+  const spanId = randomSpanId()
+  return trace
+    .setSpanContext(ChainedContext.ROOT, { traceId, spanId, traceFlags: TraceFlags.NONE })
+    .setValue(UPSTREAM_TRACEPARENT, `00-${traceId}-${spanId}-00`)
 }
 
 let pendingTraceId: string | null = null

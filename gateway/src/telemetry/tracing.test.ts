@@ -1,7 +1,8 @@
 import { context, trace, TraceFlags } from '@opentelemetry/api'
 import { describe, expect, it } from 'vitest'
-import { tracingEnabled } from '../core/tracing.ts'
-import { boundaryRatioSampler, encodesSpansAtEnd, NOT_COUNTED, startTracing, tracingRequested } from './tracing.ts'
+import { injectTraceContext, spanlessRoots, tracingEnabled } from '../core/tracing.ts'
+import { unsampledRootContext } from './caller-context.ts'
+import { boundaryRatioSampler, encodesSpansAtEnd, NOT_COUNTED, rootsNeverSampled, startTracing, tracingRequested } from './tracing.ts'
 
 describe('tracingRequested', () => {
   it('is on with an OTLP endpoint or an explicit exporter, off otherwise or when the SDK is disabled', () => {
@@ -97,6 +98,61 @@ describe('boundaryRatioSampler', () => {
           expect(tracer.startSpan('child', {}, sampledParent).isRecording()).toBe(true)
           const unsampledParent = trace.setSpanContext(context.active(), { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.NONE, isRemote: true })
           expect(tracer.startSpan('child', {}, unsampledParent).isRecording()).toBe(false)
+        } finally {
+          await tracing?.shutdown()
+        }
+      })
+    }
+  })
+})
+
+describe('rootsNeverSampled', () => {
+  it('is true for the samplers that drop every root and every child of an unsampled parent', () => {
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'always_off' })).toBe(true)
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' })).toBe(true)
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' })).toBe(true)
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.0' })).toBe(true)
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.001' })).toBe(false)
+    // Blank is the SDK's default ratio, 1.
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'traceidratio' })).toBe(false)
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: 'parentbased_always_on' })).toBe(false)
+    // Unset is parentbased_always_on; a name the SDK does not know falls back to it.
+    expect(rootsNeverSampled({})).toBe(false)
+    expect(rootsNeverSampled({ OTEL_TRACES_SAMPLER: ' always_off' })).toBe(false)
+  })
+})
+
+describe('spanless roots in the tracing startTracing registers', () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }
+
+  it('are on at a ratio of 0 with the default propagators: a root sends the traceparent of an unsampled span', async () => {
+    await withOtelEnv({ ...endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, async () => {
+      const tracing = await startTracing({ serviceName: 'test' })
+      try {
+        expect(spanlessRoots()).toBe(true)
+        const root = unsampledRootContext({}, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: null, parentSpanId: null })!
+        const headers: Record<string, string> = {}
+        context.with(root, () => injectTraceContext(headers))
+        expect(headers).toEqual({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-${trace.getSpanContext(root)!.spanId}-00` })
+      } finally {
+        await tracing?.shutdown()
+      }
+      expect(spanlessRoots()).toBe(false)
+    })
+  })
+
+  it('are off when roots may be sampled, or when a propagator other than W3C\'s is configured', async () => {
+    const otels: Record<string, string>[] = [
+      { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' },
+      { OTEL_TRACES_SAMPLER: 'parentbased_always_off', OTEL_PROPAGATORS: 'tracecontext,baggage,b3' },
+      {},
+    ]
+    for (const otel of otels) {
+      await withOtelEnv({ ...endpoint, ...otel }, async () => {
+        const tracing = await startTracing({ serviceName: 'test' })
+        try {
+          expect(tracingEnabled()).toBe(true)
+          expect(spanlessRoots()).toBe(false)
         } finally {
           await tracing?.shutdown()
         }

@@ -124,6 +124,18 @@ export async function boundaryRatioSampler(env: NodeJS.ProcessEnv = process.env)
 }
 
 /**
+ * Whether the sampler the environment names drops every span without a parent, and every child of
+ * an unsampled local parent: always off, alone or under the parent-based sampler (whose default
+ * for such children is always off), or a trace-id ratio of 0. Requests that start their trace then
+ * go without a span (core/tracing.ts `spanlessRoots`).
+ */
+export function rootsNeverSampled(env: NodeJS.ProcessEnv = process.env): boolean {
+  const name = env.OTEL_TRACES_SAMPLER
+  if (name === 'always_off' || name === 'parentbased_always_off') return true
+  return (name === 'traceidratio' || name === 'parentbased_traceidratio') && boundaryRatio(env) === 0
+}
+
+/**
  * Spans per OTLP export when OTEL_BSP_MAX_EXPORT_BATCH_SIZE is not set, instead of the SDK's 512.
  * Spans wait in the processor's queue until a batch is full, and a span that waits through two
  * young-generation collections is promoted and collected later at a higher price; a 512-span
@@ -162,7 +174,7 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
   })
   sdk.start()
   withoutSpanCounting(registeredProvider())
-  setTracingEnabled(true)
+  setTracingEnabled(true, { rootsNeverSampled: rootsNeverSampled(process.env) })
   const tracing: Tracing = {
     forceFlush: async () => {
       await registeredProvider().forceFlush?.()

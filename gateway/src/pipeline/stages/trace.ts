@@ -8,7 +8,10 @@
  * The span ends when the answer does: at once for JSON, when the stream or relayed body ends (the
  * account stage, inside, has priced it by then), when a realtime session closes. An unsampled span
  * (a 0 % sampler) is not recording: the stage then only makes it the active context, so the
- * provider still gets a `traceparent` carrying the decision, and reads nothing else.
+ * provider still gets a `traceparent` carrying the decision, and reads nothing else. A request
+ * that starts its trace under a sampler that drops every root does not even get that span from the
+ * SDK: its context holds the same unsampled ids and the `traceparent` to send
+ * (caller-context.ts `unsampledRootContext`).
  *
  * Composed only when tracing is on (`tracingEnabled()`); a gateway without it has no such stage.
  */
@@ -16,7 +19,7 @@ import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } 
 import { GatewayError } from '../../core/errors.ts'
 import { chunkValue } from '../../core/raw-json.ts'
 import { eventChunks } from '../../core/relayed-events.ts'
-import { callerParent, withRootTraceId } from '../../telemetry/caller-context.ts'
+import { callerParent, unsampledRootContext, withRootTraceId } from '../../telemetry/caller-context.ts'
 import { genAiChunkAttributes, genAiFinishReasons, genAiOperationName, genAiProviderName, genAiRequestAttributes, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../../telemetry/genai.ts'
 import { CONTENT_EVENT, contentAllowed, inputContent, outputContent, StreamedText } from '../../telemetry/genai-content.ts'
 import { relayedServerAttributes } from '../../telemetry/upstream-span.ts'
@@ -212,6 +215,9 @@ export function traceStage(options: TraceStageOptions = {}): StageFactory {
         name: 'trace',
         async run(exchange, next) {
           const ids = exchange.context.trace
+          // A root the sampler drops: no span to make, only the decision to pass on.
+          const unsampled = unsampledRootContext(exchange.headers, ids)
+          if (unsampled !== null) return context.with(unsampled, next)
           const parent = callerParent(exchange.headers, ids)
           const model = bodyModel(exchange.body)
           const span = withRootTraceId(parent.rootTraceId, () =>
