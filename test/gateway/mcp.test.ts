@@ -20,7 +20,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { startTracing, type Tracing } from '@gatehouse/gateway'
+import type { Tracing } from '@gatehouse/gateway'
+import { startTracingTo } from '../helpers/tracing.ts'
 import { generateApiKey } from '@gatehouse/gateway/snapshot'
 import { startEmbedded, type EmbeddedGatehouse } from '../../operator/src/cli/embedded.ts'
 import { openMigratedPglite } from '../../operator/src/store/testing.ts'
@@ -107,12 +108,8 @@ function servedTools(): string[] | undefined {
 beforeAll(async () => {
   upstream = await startLoopbackMcp()
   receiver = await startOtlpReceiver()
-  // The SDK reads process.env (this file runs in its own worker process); started before Gatehouse,
-  // whose gateway composes its trace stage when tracing is on.
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
-  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
-  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
-  tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
+  // Started before Gatehouse, whose gateway composes its trace stage when tracing is on.
+  tracing = await startTracingTo(receiver.url)
   gatehouse = await startEmbedded({
     host: '127.0.0.1',
     port: 0,

@@ -13,10 +13,11 @@
 import { createHash } from 'node:crypto'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startTracing, type Tracing } from '@gatehouse/gateway'
+import type { Tracing } from '@gatehouse/gateway'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts'
+import { startTracingTo } from '../helpers/tracing.ts'
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.ts'
 
 let receiver: OtlpReceiver
@@ -26,13 +27,7 @@ let gateway: TestGateway
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver()
-  // The SDK reads process.env (this file runs in its own worker process).
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
-  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
-  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
-  process.env.OTEL_TRACES_SAMPLER = 'parentbased_traceidratio'
-  process.env.OTEL_TRACES_SAMPLER_ARG = '0'
-  tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
+  tracing = await startTracingTo(receiver.url, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' })
   provider = await startOpenAISimulator({ chunks: 3 })
   gateway = await startTestGateway([{ slug: 'primary', kind: 'openai', baseUrl: provider.baseUrl }])
 })

@@ -17,11 +17,12 @@ import type { AddressInfo } from 'node:net'
 import { WebSocket, WebSocketServer } from 'ws'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startTracing, type Tracing } from '@gatehouse/gateway'
+import type { Tracing } from '@gatehouse/gateway'
 import { startOpenAISimulator } from '../simulators/openai.ts'
 import { startBedrockSimulator } from '../simulators/bedrock.ts'
 import type { Simulator } from '../simulators/index.ts'
 import { startTestGateway, type TestGateway, type TestProvider } from '../helpers/gateway.ts'
+import { startTracingTo } from '../helpers/tracing.ts'
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
 
 let receiver: OtlpReceiver
@@ -40,12 +41,7 @@ const providers = (): TestProvider[] => [
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver()
-  // The SDK reads process.env (this file runs in its own worker process).
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url
-  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
-  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
-  process.env.OTEL_RESOURCE_ATTRIBUTES = 'deployment.environment.name=tracing-test'
-  tracing = await startTracing({ serviceName: 'gatehouse-gateway' })
+  tracing = await startTracingTo(receiver.url, { OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test' })
   ;[primary, secondary, bedrock] = await Promise.all([
     startOpenAISimulator({ chunks: 3 }),
     startOpenAISimulator({ chunks: 3 }),
