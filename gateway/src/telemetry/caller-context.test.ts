@@ -96,7 +96,7 @@ describe('unsampledRootContext', () => {
     propagation.setGlobalPropagator(w3c())
     setTracingEnabled(true, { rootsNeverSampled: true })
     expect(spanlessRoots()).toBe(true)
-    const root = unsampledRootContext({ 'content-type': 'application/json' }, { traceId: 'order-42', ...none })!
+    const root = unsampledRootContext(callerParent({ 'content-type': 'application/json' }, { traceId: 'order-42', ...none }))!
     const spanContext = trace.getSpanContext(root)!
     expect(spanContext).toMatchObject({ traceId: sha('order-42', 32), traceFlags: 0 })
     expect(spanContext.spanId).toMatch(/^(?!0{16})[0-9a-f]{16}$/)
@@ -108,19 +108,19 @@ describe('unsampledRootContext', () => {
     expect(propagated).toEqual({ traceparent: root.getValue(UPSTREAM_TRACEPARENT) })
   })
 
-  it('leaves a request with a parent, or with any header a propagator reads, to the SDK', () => {
+  it('leaves a request with a parent, or with baggage to pass on, to the SDK', () => {
     propagation.setGlobalPropagator(w3c())
     setTracingEnabled(true, { rootsNeverSampled: true })
-    expect(unsampledRootContext({}, { traceId: 't', spanId: 'caller-span', parentSpanId: null })).toBeNull()
-    expect(unsampledRootContext({}, { traceId: 't', spanId: null, parentSpanId: 'caller-parent' })).toBeNull()
-    expect(unsampledRootContext({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }, { traceId: 't', ...none })).toBeNull()
-    expect(unsampledRootContext({ baggage: 'tenant=acme' }, { traceId: 't', ...none })).toBeNull()
+    expect(unsampledRootContext(callerParent({}, { traceId: 't', spanId: 'caller-span', parentSpanId: null }))).toBeNull()
+    expect(unsampledRootContext(callerParent({}, { traceId: 't', spanId: null, parentSpanId: 'caller-parent' }))).toBeNull()
+    expect(unsampledRootContext(callerParent({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }, { traceId: 't', ...none }))).toBeNull()
+    expect(unsampledRootContext(callerParent({ baggage: 'tenant=acme' }, { traceId: 't', ...none }))).toBeNull()
   })
 
   it('is off when roots may be sampled, or when another propagator is registered', () => {
     propagation.setGlobalPropagator(w3c())
     setTracingEnabled(true)
-    expect(unsampledRootContext({}, { traceId: 't', ...none })).toBeNull()
+    expect(unsampledRootContext(callerParent({}, { traceId: 't', ...none }))).toBeNull()
     propagation.disable()
     propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new (class implements TextMapPropagator {
       inject(): void {}
@@ -132,7 +132,7 @@ describe('unsampledRootContext', () => {
       }
     })()] }))
     setTracingEnabled(true, { rootsNeverSampled: true })
-    expect(unsampledRootContext({}, { traceId: 't', ...none })).toBeNull()
+    expect(unsampledRootContext(callerParent({}, { traceId: 't', ...none }))).toBeNull()
   })
 })
 

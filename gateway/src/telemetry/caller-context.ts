@@ -73,15 +73,15 @@ export function callerParent(headers: RequestHeaders, ids: CallerIds): ParentCho
 }
 
 /**
- * The context of a request that starts its trace (case 3, or a trace id alone) when roots go
- * without a span (core/tracing.ts `spanlessRoots`): the span the SDK would have started, unsampled
- * (the trace id the request takes, a new span id, flags 00), and the `traceparent` W3C's
- * propagator would write for it, written once. Null when the request has a parent, or when roots
- * get their span.
+ * The context of a request `callerParent` found to start its trace (case 3, or a trace id alone),
+ * with nothing propagated to carry on (no baggage), when roots go without a span (core/tracing.ts
+ * `spanlessRoots`): the span the SDK would have started, unsampled (the trace id the request takes,
+ * a new span id, flags 00), and the `traceparent` W3C's propagator would write for it, written
+ * once. Null when the request has a parent or brought baggage, or when roots get their span.
  */
-export function unsampledRootContext(headers: RequestHeaders, ids: CallerIds): Context | null {
-  if (!spanlessRoots() || ids.spanId !== null || ids.parentSpanId !== null || carriesPropagation(headers)) return null
-  const traceId = toTraceId(ids.traceId)
+export function unsampledRootContext(parent: ParentChoice): Context | null {
+  const traceId = parent.rootTraceId
+  if (traceId === null || parent.context !== ChainedContext.ROOT || !spanlessRoots()) return null
   const spanId = randomSpanId()
   return trace
     .setSpanContext(ChainedContext.ROOT, { traceId, spanId, traceFlags: TraceFlags.NONE })

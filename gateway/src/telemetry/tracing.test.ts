@@ -1,7 +1,7 @@
 import { context, trace, TraceFlags } from '@opentelemetry/api'
 import { describe, expect, it } from 'vitest'
 import { injectTraceContext, spanlessRoots, tracingEnabled } from '../core/tracing.ts'
-import { unsampledRootContext } from './caller-context.ts'
+import { callerParent, unsampledRootContext } from './caller-context.ts'
 import { boundaryRatioSampler, encodesSpansAtEnd, NOT_COUNTED, rootsNeverSampled, startTracing, tracingRequested } from './tracing.ts'
 
 describe('tracingRequested', () => {
@@ -130,7 +130,7 @@ describe('spanless roots in the tracing startTracing registers', () => {
       const tracing = await startTracing({ serviceName: 'test' })
       try {
         expect(spanlessRoots()).toBe(true)
-        const root = unsampledRootContext({}, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: null, parentSpanId: null })!
+        const root = unsampledRootContext(callerParent({}, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: null, parentSpanId: null }))!
         const headers: Record<string, string> = {}
         context.with(root, () => injectTraceContext(headers))
         expect(headers).toEqual({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-${trace.getSpanContext(root)!.spanId}-00` })

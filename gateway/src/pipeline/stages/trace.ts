@@ -215,10 +215,10 @@ export function traceStage(options: TraceStageOptions = {}): StageFactory {
         name: 'trace',
         async run(exchange, next) {
           const ids = exchange.context.trace
-          // A root the sampler drops: no span to make, only the decision to pass on.
-          const unsampled = unsampledRootContext(exchange.headers, ids)
-          if (unsampled !== null) return context.with(unsampled, next)
           const parent = callerParent(exchange.headers, ids)
+          // A root the sampler drops: no span to make, only the decision to pass on.
+          const unsampled = unsampledRootContext(parent)
+          if (unsampled !== null) return context.with(unsampled, next)
           const model = bodyModel(exchange.body)
           const span = withRootTraceId(parent.rootTraceId, () =>
             tracer.startSpan(genAiSpanName(operationName, model), { kind: SpanKind.SERVER }, parent.context),
