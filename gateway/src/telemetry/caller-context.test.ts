@@ -117,6 +117,13 @@ describe('unsampledRootContext', () => {
     expect(unsampledRootContext(callerParent({ baggage: 'tenant=acme' }, { traceId: 't', ...none }))).toBeNull()
   })
 
+  it('takes a request whose traceparent is not valid as the root it is, as the SDK would start it', () => {
+    propagation.setGlobalPropagator(w3c())
+    setTracingEnabled(true, { rootsNeverSampled: true })
+    const root = unsampledRootContext(callerParent({ traceparent: 'not-a-traceparent' }, { traceId: 'order-42', ...none }))
+    expect(trace.getSpanContext(root!)).toMatchObject({ traceId: sha('order-42', 32), traceFlags: 0 })
+  })
+
   it('is off when roots may be sampled, or when another propagator is registered', () => {
     propagation.setGlobalPropagator(w3c())
     setTracingEnabled(true)
