@@ -4,15 +4,16 @@
  * (`make bench` measures CPU time, which needs a quiet machine). Slow: the gateway runs about 50×
  * slower under valgrind, so counts are over a few thousand requests.
  *
- *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--stream] [--warmup 1500] [--requests 1500] [--concurrency 4] [--cache-sim] [--keep-dump FILE] [--perf-map-dir DIR]
+ *   node test/bench/instructions.ts [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--stream] [--warmup 20000] [--requests 1500] [--concurrency 4] [--cache-sim] [--keep-dump FILE] [--perf-map-dir DIR]
  *
  * `metering` ships a usage record per request over HTTP to the loopback sink (as feature-sat's
  * metering gateway does); `trace0`/`trace100` export OTLP http/protobuf there, sampling 0 % or 100 %.
  * `limits` counts feature-sat's three limits in Redis (bench-variant.ts) and adds Redis's own CPU
  * and script calls per request over the measured requests (redis-cpu.ts).
  * The gateway (gateway-process.ts) starts under callgrind with the servers' V8 flags (the young
- * generation's size moves what garbage collection costs per request) and collection on; after the warm-up
- * the counters are zeroed (`callgrind_control -z`), the measured requests run, and a dump
+ * generation's size moves what garbage collection costs per request), with instrumentation off;
+ * after the warm-up (uninstrumented, so several times quicker) it is switched on
+ * (`callgrind_control -i on`) and the counters zeroed, the measured requests run, and a dump
  * (`callgrind_control -d`) gives the instructions of exactly those requests, JIT included.
  * `--target bare` counts the bare Node proxy (bare-proxy.ts) the same way: the floor that the
  * streaming target (at most 2 × its CPU per request) is judged against, in instructions.
@@ -49,7 +50,10 @@ const { values: flags } = parseArgs({
     variant: { type: 'string', default: 'plain' },
     target: { type: 'string', default: 'gatehouse' },
     stream: { type: 'boolean', default: false },
-    warmup: { type: 'string', default: '1500' },
+    // As many as a fresh gateway takes to settle (feature-scenario.ts warmUntilSteady: 20,000 to
+    // 25,000). After 1,500, V8 was still compiling: the request path counted 412,000 instructions
+    // a request and the optimising compilers 116,000; after 20,000, 344,000 and 12,000 (2026-11-30).
+    warmup: { type: 'string', default: '20000' },
     requests: { type: 'string', default: '1500' },
     concurrency: { type: 'string', default: '4' },
     'keep-dump': { type: 'string' },
@@ -87,6 +91,8 @@ async function targetArgs(upstream: { url: string; baseUrl: string }): Promise<s
 function startUnderCallgrind(args: string[], env: NodeJS.ProcessEnv, outDir: string): Promise<{ pid: number; ready: TargetReady; stop: () => void }> {
   const child = spawn('valgrind', [
     '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(outDir, 'callgrind.out.%p')}`,
+    // Uninstrumented until the warm-up is over: several times quicker, so the warm-up can be as long as V8's tiering needs.
+    '--instr-atstart=no',
     ...(flags['cache-sim'] ? ['--cache-sim=yes', '--branch-sim=yes'] : []),
     process.execPath, ...args,
   ], { stdio: ['ignore', 'pipe', 'pipe'], env })
@@ -140,6 +146,7 @@ try {
   const pool = new Pool(gateway.ready.url, { connections: Number(flags.concurrency) })
   await drive(pool, gateway.ready, Number(flags.warmup), Number(flags.concurrency))
   const redisBefore = limits ? await readRedisCpu(BENCH_REDIS_URL) : null
+  execFileSync('callgrind_control', ['--instr=on', String(gateway.pid)], { stdio: 'ignore' })
   execFileSync('callgrind_control', ['-z', String(gateway.pid)], { stdio: 'ignore' })
   await drive(pool, gateway.ready, Number(flags.requests), Number(flags.concurrency))
   execFileSync('callgrind_control', ['-d', String(gateway.pid)], { stdio: 'ignore' })

@@ -4,13 +4,14 @@
  * OpenTelemetry API beyond reading `tracingEnabled()`, so a gateway without tracing pays one boolean
  * test where a span would be made.
  */
-import { context, createContextKey, propagation } from '@opentelemetry/api'
+import { context, createContextKey, propagation, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api'
 import type { RequestHeaders } from './headers.ts'
 
 let enabled = false
 /** The headers the registered propagators read (`traceparent`, `tracestate`, `baggage` by default), lowercase as Node gives them. */
 let propagationFields: readonly string[] = []
 let spanless = false
+let traceparentOnly = false
 
 /** What W3C's propagators (`tracecontext`, `baggage`: OTEL_PROPAGATORS's default) read and write. */
 const W3C_FIELDS: ReadonlySet<string> = new Set(['traceparent', 'tracestate', 'baggage'])
@@ -28,6 +29,25 @@ export function setTracingEnabled(value: boolean, options: { rootsNeverSampled?:
   enabled = value
   propagationFields = value ? propagation.fields().map((name) => name.toLowerCase()) : []
   spanless = value && spanlessRootsAllowed(propagationFields, options.rootsNeverSampled === true)
+  traceparentOnly = value && w3cPropagation(propagationFields)
+}
+
+/** Whether the propagators are W3C's (`tracecontext`, with or without `baggage`): `traceparent` among what they write, nothing but W3C's. */
+function w3cPropagation(fields: readonly string[]): boolean {
+  return fields.includes('traceparent') && fields.every((field) => W3C_FIELDS.has(field))
+}
+
+/**
+ * The `traceparent` W3C's propagator would write for a span of ours, when it would write nothing
+ * else: the propagators are W3C's, the span has no tracestate and its context no baggage. The
+ * upstream call's context then carries it (`withUpstreamTraceparent`), written once, instead of the
+ * propagators checking the span's ids and writing it for each request sent (under callgrind, about
+ * 3,000 instructions a traced attempt). Null otherwise: the propagators inject as usual.
+ */
+export function upstreamTraceparent(spanContext: SpanContext, parent: Context): string | null {
+  if (!traceparentOnly || spanContext.traceState !== undefined || propagation.getBaggage(parent) !== undefined) return null
+  // As the propagator writes it (W3CTraceContextPropagator in @opentelemetry/core).
+  return `00-${spanContext.traceId}-${spanContext.spanId}-0${Number(spanContext.traceFlags || TraceFlags.NONE).toString(16)}`
 }
 
 /**
@@ -37,7 +57,7 @@ export function setTracingEnabled(value: boolean, options: { rootsNeverSampled?:
  * tracestate, and a request with no propagation header brings no baggage).
  */
 export function spanlessRootsAllowed(fields: readonly string[], rootsNeverSampled: boolean): boolean {
-  return rootsNeverSampled && fields.includes('traceparent') && fields.every((field) => W3C_FIELDS.has(field))
+  return rootsNeverSampled && w3cPropagation(fields)
 }
 
 /**
@@ -51,8 +71,29 @@ export function spanlessRoots(): boolean {
   return spanless
 }
 
-/** The `traceparent` an unsampled root's context carries for upstream calls, written once. */
-export const UPSTREAM_TRACEPARENT = createContextKey('gatehouse: traceparent of an unsampled root')
+/** The `traceparent` a context carries for upstream calls, written once (`withUpstreamTraceparent`). */
+const UPSTREAM_TRACEPARENT = createContextKey('gatehouse: traceparent written once')
+
+interface UpstreamTraceparent {
+  /** The span context it was written for: a context below it with another span (a child) does not use it. */
+  readonly spanContext: SpanContext | undefined
+  readonly header: string
+}
+
+/**
+ * `active` carrying the `traceparent` header to send for its span, as W3C's propagator would write
+ * it and nothing else: an unsampled root's (telemetry/caller-context.ts), an attempt span's
+ * (`upstreamTraceparent`). `injectTraceContext` writes it while that span is the active one.
+ */
+export function withUpstreamTraceparent(active: Context, header: string): Context {
+  return active.setValue(UPSTREAM_TRACEPARENT, { spanContext: trace.getSpanContext(active), header } satisfies UpstreamTraceparent)
+}
+
+/** The header `withUpstreamTraceparent` stored for the active span of `active`; undefined without one. */
+export function upstreamTraceparentOf(active: Context): string | undefined {
+  const stored = active.getValue(UPSTREAM_TRACEPARENT) as UpstreamTraceparent | undefined
+  return stored !== undefined && stored.spanContext === trace.getSpanContext(active) ? stored.header : undefined
+}
 
 /**
  * Whether a request carries a header one of the registered propagators reads (a propagator names
@@ -74,7 +115,7 @@ export function carriesPropagation(headers: RequestHeaders): boolean {
 export function injectTraceContext(headers: Record<string, string>): void {
   if (!enabled) return
   const active = context.active()
-  const traceparent = active.getValue(UPSTREAM_TRACEPARENT)
-  if (typeof traceparent === 'string') headers.traceparent = traceparent
+  const traceparent = upstreamTraceparentOf(active)
+  if (traceparent !== undefined) headers.traceparent = traceparent
   else propagation.inject(active, headers)
 }

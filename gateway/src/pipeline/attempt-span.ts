@@ -10,7 +10,7 @@
  */
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api'
 import { GatewayError } from '../core/errors.ts'
-import { tracingEnabled } from '../core/tracing.ts'
+import { tracingEnabled, upstreamTraceparent, withUpstreamTraceparent } from '../core/tracing.ts'
 import type { BoundTarget } from '../routing/bind.ts'
 import { genAiFinishReasons, genAiOperationName, genAiProviderName, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../telemetry/genai.ts'
 import { serverAddressAttributes, type UpstreamSpanSpec } from '../telemetry/upstream-span.ts'
@@ -119,7 +119,11 @@ async function callInSpan(exchange: Exchange, describe: () => UpstreamSpanSpec, 
   // attributes twice more, for the sampler, and no sampler OTEL_TRACES_SAMPLER can name reads them.
   const span = tracer().startSpan(spec.name, { kind: SpanKind.CLIENT })
   span.setAttributes(spec.attributes)
-  const active = trace.setSpan(context.active(), span)
+  const parent = context.active()
+  const traced = trace.setSpan(parent, span)
+  // The header the upstream gets, written once here where W3C's propagator alone would write it.
+  const traceparent = span.isRecording() ? upstreamTraceparent(span.spanContext(), parent) : null
+  const active = traceparent === null ? traced : withUpstreamTraceparent(traced, traceparent)
   const signal = exchange.context.signal
   let answer: Answer
   try {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { propagation, trace, type Context, type TextMapPropagator } from '@opentelemetry/api'
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { setTracingEnabled, spanlessRoots, spanlessRootsAllowed, UPSTREAM_TRACEPARENT } from '../core/tracing.ts'
+import { setTracingEnabled, spanlessRoots, spanlessRootsAllowed, upstreamTraceparentOf } from '../core/tracing.ts'
 import { CallerIdGenerator, callerParent, toSpanId, toTraceId, unsampledRootContext, withRootTraceId } from './caller-context.ts'
 
 const sha = (value: string, digits: number): string => createHash('sha256').update(value).digest('hex').slice(0, digits)
@@ -101,11 +101,11 @@ describe('unsampledRootContext', () => {
     expect(spanContext).toMatchObject({ traceId: sha('order-42', 32), traceFlags: 0 })
     expect(spanContext.spanId).toMatch(/^(?!0{16})[0-9a-f]{16}$/)
     expect(trace.getSpan(root)?.isRecording()).toBe(false)
-    expect(root.getValue(UPSTREAM_TRACEPARENT)).toBe(`00-${sha('order-42', 32)}-${spanContext.spanId}-00`)
+    expect(upstreamTraceparentOf(root)).toBe(`00-${sha('order-42', 32)}-${spanContext.spanId}-00`)
     // What the propagators themselves write for that context: the same header, nothing else.
     const propagated: Record<string, string> = {}
     propagation.inject(root, propagated)
-    expect(propagated).toEqual({ traceparent: root.getValue(UPSTREAM_TRACEPARENT) })
+    expect(propagated).toEqual({ traceparent: upstreamTraceparentOf(root) })
   })
 
   it('leaves a request with a parent, or with baggage to pass on, to the SDK', () => {

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto'
 import { propagation, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import type { IdGenerator } from '@opentelemetry/sdk-trace-base'
 import { isTraceIdForm, randomSpanId, randomTraceId } from '../core/random-id.ts'
-import { carriesPropagation, spanlessRoots, UPSTREAM_TRACEPARENT } from '../core/tracing.ts'
+import { carriesPropagation, spanlessRoots, withUpstreamTraceparent } from '../core/tracing.ts'
 import type { RequestHeaders } from '../core/headers.ts'
 import { ChainedContext } from './chained-context.ts'
 
@@ -83,9 +83,7 @@ export function unsampledRootContext(parent: ParentChoice): Context | null {
   const traceId = parent.rootTraceId
   if (traceId === null || parent.context !== ChainedContext.ROOT || !spanlessRoots()) return null
   const spanId = randomSpanId()
-  return trace
-    .setSpanContext(ChainedContext.ROOT, { traceId, spanId, traceFlags: TraceFlags.NONE })
-    .setValue(UPSTREAM_TRACEPARENT, `00-${traceId}-${spanId}-00`)
+  return withUpstreamTraceparent(trace.setSpanContext(ChainedContext.ROOT, { traceId, spanId, traceFlags: TraceFlags.NONE }), `00-${traceId}-${spanId}-00`)
 }
 
 let pendingTraceId: string | null = null

@@ -1,19 +1,24 @@
-import { SpanKind, SpanStatusCode, TraceFlags, context, trace } from '@opentelemetry/api'
+import { SpanKind, SpanStatusCode, TraceFlags, context, trace, type Tracer } from '@opentelemetry/api'
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { leanTracer } from './lean-span.ts'
 import { encodeRequest, encodeSpan, ProtoBuffer, type ScopeSpanBytes } from './otlp-span-encoder.ts'
 
-/** Finished spans of one scope, as the SDK hands them to a processor. */
-function finishedSpans(make: (tracer: ReturnType<BasicTracerProvider['getTracer']>) => void): ReadableSpan[] {
+/** Which spans the encoder is given: the SDK's, or the gateway's lean ones (lean-span.ts). */
+let tracerKind: 'sdk' | 'lean' = 'sdk'
+
+/** Finished spans of one scope, as the tracer hands them to a processor. */
+function finishedSpans(make: (tracer: Tracer) => void): ReadableSpan[] {
   const ended: ReadableSpan[] = []
   const collect: SpanProcessor = { onStart() {}, onEnd: (span) => void ended.push(span), forceFlush: async () => {}, shutdown: async () => {} }
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'encoder-test', 'service.instance.id': 'é-instance', 'process.pid': 4242 }),
     spanProcessors: [collect],
   })
-  make(provider.getTracer('gatehouse-gateway', '1.2.3'))
+  const tracer = provider.getTracer('gatehouse-gateway', '1.2.3')
+  make(tracerKind === 'lean' ? leanTracer(tracer)! : tracer)
   return ended
 }
 
@@ -26,7 +31,11 @@ function encoded(spans: ReadableSpan[]): Buffer {
   return out.written()
 }
 
-describe('OTLP span encoding', () => {
+describe.each(['sdk', 'lean'] as const)('OTLP span encoding of %s spans', (kind) => {
+  beforeEach(() => {
+    tracerKind = kind
+  })
+
   it('writes the same bytes as the SDK exporter for the values spans carry', () => {
     const spans = finishedSpans((tracer) => {
       const server = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.SERVER })
@@ -47,6 +56,8 @@ describe('OTLP span encoding', () => {
         'ascii.until.last': `${'x'.repeat(126)}é`,
         'ascii.too.long': 'y'.repeat(128),
       })
+      // Set again: written where it was first set, with this value.
+      server.setAttribute('gen_ai.request.max_tokens', 128)
       server.addEvent('gen_ai.content', { 'gen_ai.input.messages': '[{"role":"user"}]' })
       const parent = trace.setSpan(context.active(), server)
       const attempt = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.CLIENT, links: [
@@ -82,6 +93,18 @@ describe('OTLP span encoding', () => {
           'long.value': 'ü'.repeat(index < 5 ? 90 : 91),
         } }).end()
       })
+    })
+    expect(encoded(spans).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!))).toBe(true)
+  })
+
+  it('writes the same bytes when spans share ids (a request trace id, the parent of its attempts), whether remembered or forgotten since', () => {
+    const spans = finishedSpans((tracer) => {
+      for (let request = 0; request < 3; request++) {
+        const server = tracer.startSpan('chat', { kind: SpanKind.SERVER })
+        const parent = trace.setSpan(context.active(), server)
+        for (let attempt = 0; attempt < request + 1; attempt++) tracer.startSpan('attempt', { kind: SpanKind.CLIENT }, parent).end()
+        server.end()
+      }
     })
     expect(encoded(spans).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!))).toBe(true)
   })

@@ -21,6 +21,7 @@
  */
 import type { Attributes, AttributeValue, HrTime, SpanContext } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { LeanSpan } from './lean-span.ts'
 
 const VARINT = 0
 const FIXED64 = 1
@@ -292,6 +293,10 @@ interface EncodedKey {
   repeats: number
   /** The KeyValue's content, once `value` came REPEATS_REMEMBERED times in a row; null until then. */
   pair: Buffer | null
+  /** While a lean span is encoded: the span (its stamp), where the name was first written, and its last value. */
+  stamp: number
+  first: number
+  latest: AttributeValue | undefined
 }
 const REPEATS_REMEMBERED = 3
 const encodedKeys = new Map<string, EncodedKey>()
@@ -303,7 +308,7 @@ function encodedKey(name: string): EncodedKey {
   if (known === undefined) {
     scratch.reset()
     scratch.string(1, name)
-    known = { name: Buffer.from(scratch.written()), value: undefined, repeats: 0, pair: null }
+    known = { name: Buffer.from(scratch.written()), value: undefined, repeats: 0, pair: null, stamp: 0, first: 0, latest: undefined }
     if (encodedKeys.size >= MAX_ENCODED_KEYS) encodedKeys.clear()
     encodedKeys.set(name, known)
   }
@@ -336,6 +341,25 @@ function rememberPair(out: ProtoBuffer, known: EncodedKey, value: unknown, lengt
   }
 }
 
+/** One attribute as a KeyValue in repeated field `field`: a remembered pair copied whole when its value repeats. */
+function keyValue(out: ProtoBuffer, field: number, known: EncodedKey, item: AttributeValue | Attributes | undefined): void {
+  out.tag(field, LENGTH_DELIMITED)
+  if (known.pair !== null && known.value === item) {
+    out.varint(known.pair.length)
+    out.append(known.pair)
+    return
+  }
+  const pair = out.beginLength()
+  out.append(known.name)
+  out.tag(2, LENGTH_DELIMITED)
+  const value = out.beginLength()
+  anyValue(out, item)
+  out.endLength(value)
+  const length = out.pos - pair - 1
+  out.endLength(pair)
+  rememberPair(out, known, item, length)
+}
+
 /**
  * Each attribute as a KeyValue in repeated field `field`. By Object.keys, not for-in: a span with
  * more than about 18 attributes holds them in dictionary mode (the SDK adds them by keyed stores),
@@ -343,25 +367,35 @@ function rememberPair(out: ProtoBuffer, known: EncodedKey, value: unknown, lengt
  */
 function keyValues(out: ProtoBuffer, field: number, attributes: Attributes): void {
   const keys = Object.keys(attributes)
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index]!
-    const item = attributes[key]
-    const known = encodedKey(key)
-    out.tag(field, LENGTH_DELIMITED)
-    if (known.pair !== null && known.value === item) {
-      out.varint(known.pair.length)
-      out.append(known.pair)
-      continue
+  for (let index = 0; index < keys.length; index++) keyValue(out, field, encodedKey(keys[index]!), attributes[keys[index]!])
+}
+
+/** Stamps the lean span being encoded (EncodedKey.stamp): names seen in it carry its number. */
+let leanSpanStamp = 0
+/** Each write's encoded name, for the second pass over a lean span's attributes (reused). */
+const writtenKeys: EncodedKey[] = []
+
+/**
+ * A lean span's attributes (lean-span.ts), read from its arrays of writes: each name once, where
+ * it was first written, with the value written last (as the SDK's span object holds them). The
+ * first pass finds that through the names' entries, looked up for their encoding anyway.
+ */
+function spanKeyValues(out: ProtoBuffer, field: number, span: LeanSpan): void {
+  const names = span.attributeNames
+  const values = span.attributeValues
+  const stamp = ++leanSpanStamp
+  for (let index = 0; index < names.length; index++) {
+    const known = encodedKey(names[index]!)
+    if (known.stamp !== stamp) {
+      known.stamp = stamp
+      known.first = index
     }
-    const pair = out.beginLength()
-    out.append(known.name)
-    out.tag(2, LENGTH_DELIMITED)
-    const value = out.beginLength()
-    anyValue(out, item)
-    out.endLength(value)
-    const length = out.pos - pair - 1
-    out.endLength(pair)
-    rememberPair(out, known, item, length)
+    known.latest = values[index]
+    writtenKeys[index] = known
+  }
+  for (let index = 0; index < names.length; index++) {
+    const known = writtenKeys[index]!
+    if (known.first === index) keyValue(out, field, known, known.latest)
   }
 }
 
@@ -390,7 +424,8 @@ export function encodeSpan(out: ProtoBuffer, span: ReadableSpan): void {
   count(out, 6, span.kind + 1)
   out.time(7, span.startTime)
   out.time(8, span.endTime)
-  keyValues(out, 9, span.attributes)
+  if (span instanceof LeanSpan) spanKeyValues(out, 9, span)
+  else keyValues(out, 9, span.attributes)
   count(out, 10, span.droppedAttributesCount)
   for (const event of span.events) {
     out.tag(11, LENGTH_DELIMITED)

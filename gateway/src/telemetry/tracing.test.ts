@@ -1,8 +1,10 @@
 import { context, trace, TraceFlags } from '@opentelemetry/api'
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
 import { describe, expect, it } from 'vitest'
 import { injectTraceContext, spanlessRoots, tracingEnabled } from '../core/tracing.ts'
 import { callerParent, unsampledRootContext } from './caller-context.ts'
-import { boundaryRatioSampler, encodesSpansAtEnd, NOT_COUNTED, rootsNeverSampled, startTracing, tracingRequested } from './tracing.ts'
+import { LeanSpan, LeanTracer } from './lean-span.ts'
+import { boundaryRatioSampler, encodesSpansAtEnd, NOT_COUNTED, rootsNeverSampled, startTracing, tracingRequested, withoutSpanCounting } from './tracing.ts'
 
 describe('tracingRequested', () => {
   it('is on with an OTLP endpoint or an explicit exporter, off otherwise or when the SDK is disabled', () => {
@@ -54,21 +56,29 @@ describe('startTracing', () => {
 })
 
 describe('the tracers startTracing registers', () => {
-  it('record spans without the SDK counting each one on its no-op meter', async () => {
+  it('are lean tracers (lean-span.ts) that record spans', async () => {
     // Nothing listens there, and no span ends: nothing is exported.
     await withOtelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }, async () => {
       const tracing = await startTracing({ serviceName: 'test' })
       try {
         const tracer = trace.getTracer('gatehouse-test')
-        // The SDK's private counter was replaced: a release that renames the field fails here.
-        expect((tracer as unknown as { _tracerMetrics: unknown })._tracerMetrics).toBe(NOT_COUNTED)
-        const span = tracer.startSpan('counted? no')
+        expect(tracer).toBeInstanceOf(LeanTracer)
+        // One per name: the lean tracer is made once.
+        expect(trace.getTracer('gatehouse-test')).toBe(tracer)
+        const span = tracer.startSpan('lean')
+        expect(span).toBeInstanceOf(LeanSpan)
         expect(span.isRecording()).toBe(true)
         expect(span.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/)
       } finally {
         await tracing?.shutdown()
       }
     })
+  })
+
+  it('fall back to the SDK tracer, counting no spans on its no-op meter, where no lean one can be made', () => {
+    const tracer = new BasicTracerProvider().getTracer('gatehouse-test')
+    // The SDK's private counter is replaced: a release that renames the field fails here.
+    expect((withoutSpanCounting(tracer) as unknown as { _tracerMetrics: unknown })._tracerMetrics).toBe(NOT_COUNTED)
   })
 })
 

@@ -17,10 +17,11 @@
  * Only traces are set up: metrics are Prometheus (telemetry/metrics.ts) and logs are pino, so the
  * SDK's OTLP metric and log pipelines are explicitly left empty.
  */
-import { context, propagation, trace, type TracerProvider } from '@opentelemetry/api'
+import { context, propagation, trace, type Tracer, type TracerProvider } from '@opentelemetry/api'
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { setTracingEnabled } from '../core/tracing.ts'
 import { CallerIdGenerator } from './caller-context.ts'
+import type { LeanTracer } from './lean-span.ts'
 
 export interface Tracing {
   /** Exports what is queued (tests, and before a process exits). */
@@ -77,22 +78,38 @@ const NOT_COUNTED_END = (): void => {}
 export const NOT_COUNTED: SpanCounter = { startSpan: () => NOT_COUNTED_END }
 
 /**
- * Makes the tracers `provider` hands out count no spans. The SDK's tracer counts every span it
- * starts on an OpenTelemetry meter (its experimental self-metrics, `otel.sdk.span.started` and
- * `.live`, on only with OTEL_NODE_EXPERIMENTAL_SDK_METRICS and an OpenTelemetry meter provider).
- * Gatehouse gives the SDK no meter provider (its metrics are Prometheus), so the counts go to a
- * no-op meter; yet each start still builds one or two attribute objects with computed keys, which
- * V8 defines through a runtime call: about 3,300 instructions a span under callgrind, a tenth of
- * what tracing an unsampled request cost (2026-11-29). The counter is a private field of the
- * SDK's tracer: when a release renames it, nothing here changes the tracer and the test beside
- * this module fails.
+ * Makes an SDK tracer count no spans. The SDK's tracer counts every span it starts on an
+ * OpenTelemetry meter (its experimental self-metrics, `otel.sdk.span.started` and `.live`, on only
+ * with OTEL_NODE_EXPERIMENTAL_SDK_METRICS and an OpenTelemetry meter provider). Gatehouse gives
+ * the SDK no meter provider (its metrics are Prometheus), so the counts go to a no-op meter; yet
+ * each start still builds one or two attribute objects with computed keys, which V8 defines
+ * through a runtime call: about 3,300 instructions a span under callgrind, a tenth of what tracing
+ * an unsampled request cost (2026-11-29). The counter is a private field of the SDK's tracer: when
+ * a release renames it, nothing here changes the tracer and the test beside this module fails.
+ * Only for the SDK's own tracer, used where a lean one cannot be made (lean-span.ts).
  */
-function withoutSpanCounting(provider: TracerProvider): void {
+export function withoutSpanCounting(tracer: Tracer): Tracer {
+  const fields = tracer as Tracer & { _tracerMetrics?: SpanCounter }
+  if (typeof fields._tracerMetrics?.startSpan === 'function') fields._tracerMetrics = NOT_COUNTED
+  return tracer
+}
+
+/**
+ * Makes `provider` hand out lean tracers (lean-span.ts): the same sampling, ids, limits and
+ * processors as its own, with spans that keep their attributes without the SDK's per-attribute
+ * work. One lean tracer per SDK tracer (the SDK keeps one per name and version).
+ */
+function leanTracers(provider: TracerProvider, leanTracer: (tracer: Tracer) => LeanTracer | null): void {
   const getTracer = provider.getTracer.bind(provider)
+  const made = new WeakMap<Tracer, Tracer>()
   provider.getTracer = (name, version, options) => {
-    const tracer = getTracer(name, version, options) as { _tracerMetrics?: SpanCounter }
-    if (typeof tracer._tracerMetrics?.startSpan === 'function') tracer._tracerMetrics = NOT_COUNTED
-    return tracer as ReturnType<TracerProvider['getTracer']>
+    const tracer = getTracer(name, version, options)
+    let lean = made.get(tracer)
+    if (lean === undefined) {
+      lean = leanTracer(tracer) ?? withoutSpanCounting(tracer)
+      made.set(tracer, lean)
+    }
+    return lean
   }
 }
 
@@ -173,7 +190,7 @@ export async function startTracing(options: { serviceName: string }): Promise<Tr
     logRecordProcessors: [],
   })
   sdk.start()
-  withoutSpanCounting(registeredProvider())
+  leanTracers(registeredProvider(), (await import('./lean-span.ts')).leanTracer)
   setTracingEnabled(true, { rootsNeverSampled: rootsNeverSampled(process.env) })
   const tracing: Tracing = {
     forceFlush: async () => {
