@@ -5,14 +5,15 @@
  * the exporter then walks by name. A request traced at 100 % sets about forty attributes on its two
  * spans; under callgrind the SDK's part of that (setAttribute(s), the megamorphic stores, the own-key
  * checks) was about 18,000 instructions a request, and reading them back for the encoder another
- * 5,000 (test/bench/instructions.ts --variant trace100, 20,000 requests of warm-up).
+ * 5,000 (test/bench/instructions.ts --variant trace100, 20,000 requests of warm-up). With lean
+ * spans the traced request path went from 449,800 instructions a request to 432,900 and 433,800.
  *
  * A `LeanSpan` keeps its attribute writes as two parallel arrays (names, values), in the order
- * made; a name set again is resolved when the span is read. It is a complete span for the API (`Span`) and for
- * every span processor and exporter (`ReadableSpan`: `attributes` is built from the arrays when an
- * exporter other than the gateway's OTLP encoder asks), and it keeps the SDK's semantics: the span
- * limits (OTEL_SPAN_*_LIMIT, OTEL_ATTRIBUTE_*_LIMIT), times (a start from the wall clock, a
- * duration from the monotonic one), status rules, events, links and exceptions.
+ * made; a name set again is resolved when the span is read. It is a complete span for the API
+ * (`Span`) and for every span processor and exporter (`ReadableSpan`: `attributes` is built from
+ * the arrays when an exporter other than the gateway's OTLP encoder asks), and it keeps the SDK's
+ * semantics: the span limits (OTEL_SPAN_*_LIMIT, OTEL_ATTRIBUTE_*_LIMIT), times (a start from the
+ * wall clock, a duration from the monotonic one), status rules, events, links and exceptions.
  *
  * `LeanTracer` stands in for the SDK's tracer with the same sampler, id generator, resource, scope,
  * limits and span processor, read from that tracer: what its `startSpan` decides (parent, trace id,
