@@ -10,7 +10,7 @@
  */
 import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api'
 import { GatewayError } from '../core/errors.ts'
-import { tracingEnabled, upstreamTraceparent, withUpstreamTraceparent } from '../core/tracing.ts'
+import { traceparentAlone, tracingEnabled, withUpstreamTraceparent } from '../core/tracing.ts'
 import type { BoundTarget } from '../routing/bind.ts'
 import { genAiFinishReasons, genAiOperationName, genAiProviderName, genAiResponseAttributes, genAiSpanName, genAiUsageAttributes } from '../telemetry/genai.ts'
 import { serverAddressAttributes, type UpstreamSpanSpec } from '../telemetry/upstream-span.ts'
@@ -122,8 +122,7 @@ async function callInSpan(exchange: Exchange, describe: () => UpstreamSpanSpec, 
   const parent = context.active()
   const traced = trace.setSpan(parent, span)
   // The header the upstream gets, written once here where W3C's propagator alone would write it.
-  const traceparent = span.isRecording() ? upstreamTraceparent(span.spanContext(), parent) : null
-  const active = traceparent === null ? traced : withUpstreamTraceparent(traced, traceparent)
+  const active = span.isRecording() && traceparentAlone(span.spanContext(), parent) ? withUpstreamTraceparent(traced) : traced
   const signal = exchange.context.signal
   let answer: Answer
   try {

@@ -83,7 +83,7 @@ export function unsampledRootContext(parent: ParentChoice): Context | null {
   const traceId = parent.rootTraceId
   if (traceId === null || parent.context !== ChainedContext.ROOT || !spanlessRoots()) return null
   const spanId = randomSpanId()
-  return withUpstreamTraceparent(trace.setSpanContext(ChainedContext.ROOT, { traceId, spanId, traceFlags: TraceFlags.NONE }), `00-${traceId}-${spanId}-00`)
+  return withUpstreamTraceparent(trace.setSpanContext(ChainedContext.ROOT, { traceId, spanId, traceFlags: TraceFlags.NONE }))
 }
 
 let pendingTraceId: string | null = null

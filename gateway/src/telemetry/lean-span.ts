@@ -41,6 +41,8 @@ interface SpanSettings {
 }
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({})
+/** A span started without links (most): one shared empty array, not one each (samplers and the span only read it). */
+const NO_LINKS: Link[] = []
 const EXCEPTION_EVENT = 'exception'
 
 /**
@@ -329,7 +331,7 @@ export class LeanTracer implements Tracer {
     const validParent = parent !== undefined && (parentSpan instanceof LeanSpan || trace.isSpanContextValid(parent)) ? parent : undefined
     const traceId = validParent?.traceId ?? this.#idGenerator.generateTraceId()
     const kind = options.kind ?? SpanKind.INTERNAL
-    const links = options.links === undefined ? [] : options.links.map((link) => ({ context: link.context, attributes: sanitizeAttributes(link.attributes) }))
+    const links = options.links === undefined ? NO_LINKS : options.links.map((link) => ({ context: link.context, attributes: sanitizeAttributes(link.attributes) }))
     const attributes = options.attributes === undefined ? NO_ATTRIBUTES : sanitizeAttributes(options.attributes)
     const sampling = this.#sampler.shouldSample(from, traceId, name, kind, attributes, links)
     const traceState = sampling.traceState ?? validParent?.traceState
