@@ -109,6 +109,42 @@ describe.each(['sdk', 'lean'] as const)('OTLP span encoding of %s spans', (kind)
     expect(encoded(spans).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!))).toBe(true)
   })
 
+  it('writes the same bytes when spans come in several shapes, their values changing anywhere', () => {
+    // Lean spans of a name written the same way are encoded from the last one's bytes, a run of
+    // unchanged KeyValues at a time (SpanShape): values change first, last, in the middle, two
+    // in a row; a name set twice; arrays equal and not; more shapes that start alike than are kept.
+    const values = [
+      { a: 'one', b: 1, c: true, d: ['stop'], e: 'x' },
+      { a: 'one', b: 1, c: true, d: ['stop'], e: 'x' },
+      { a: 'two', b: 1, c: true, d: ['stop'], e: 'x' },
+      { a: 'two', b: 2, c: false, d: ['stop'], e: 'x' },
+      { a: 'two', b: 2, c: false, d: ['length'], e: 'y'.repeat(300) },
+      { a: 'two', b: 2, c: false, d: ['length', 'stop'], e: 'y'.repeat(300) },
+      { a: 'two', b: 2 ** 40, c: false, d: ['length', 'stop'], e: 'ü'.repeat(60) },
+      { a: 'two', b: 2 ** 40, c: false, d: ['length', 'stop'], e: 'ü'.repeat(60) },
+    ]
+    const spans = finishedSpans((tracer) => {
+      for (let round = 0; round < 2; round++) {
+        values.forEach((value, index) => {
+          const span = tracer.startSpan('chat gpt-4o-mini', { kind: SpanKind.SERVER })
+          span.setAttributes({ 'gen_ai.operation.name': 'chat', ...value })
+          // The first four in two shapes (a name set twice or not); then by how many names were written.
+          for (let extra = 0; extra < (index < 4 ? 0 : (index + round) % 4); extra++) span.setAttribute(`extra.${extra}`, extra)
+          // Set again: where first written, with the last value.
+          if (index % 2 === 1) span.setAttribute('b', index * 10)
+          span.end()
+        })
+        // Shapes are kept by their first name: nine in turn that start alike, one more than are kept.
+        for (let shape = 0; shape < 18; shape++) {
+          const span = tracer.startSpan('attempt', { kind: SpanKind.CLIENT })
+          for (let name = 0; name <= shape % 9; name++) span.setAttribute(`n${name}`, round)
+          span.end()
+        }
+      }
+    })
+    expect(encoded(spans).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!))).toBe(true)
+  })
+
   it('grows its buffer as a batch outgrows it', () => {
     const spans = finishedSpans((tracer) => {
       for (let i = 0; i < 50; i++) tracer.startSpan(`span ${i}`, { attributes: { index: i, text: 'x'.repeat(i * 10) } }).end()

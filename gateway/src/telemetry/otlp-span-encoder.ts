@@ -218,10 +218,15 @@ export class ProtoBuffer {
   /** Copies bytes written elsewhere: a batch's encoded spans, an attribute name's field (whole: no view made). */
   append(bytes: Uint8Array, start = 0, end = bytes.length): void {
     this.ensure(end - start)
-    this.bytes.set(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end), this.pos)
+    this.bytes.set(start === 0 && end === bytes.length ? bytes : byteRange(bytes, start, end), this.pos)
     this.pos += end - start
   }
 
+}
+
+/** A view of `bytes` from `start` to `end`, made as a plain Uint8Array: Buffer's `subarray` cost twice as much. */
+function byteRange(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  return new Uint8Array(bytes.buffer, bytes.byteOffset + start, end - start)
 }
 
 /**
@@ -297,6 +302,8 @@ interface EncodedKey {
   stamp: number
   first: number
   latest: AttributeValue | undefined
+  /** The write that gave `latest`. */
+  lastWrite: number
 }
 const REPEATS_REMEMBERED = 3
 const encodedKeys = new Map<string, EncodedKey>()
@@ -308,7 +315,7 @@ function encodedKey(name: string): EncodedKey {
   if (known === undefined) {
     scratch.reset()
     scratch.string(1, name)
-    known = { name: Buffer.from(scratch.written()), value: undefined, repeats: 0, pair: null, stamp: 0, first: 0, latest: undefined }
+    known = { name: Buffer.from(scratch.written()), value: undefined, repeats: 0, pair: null, stamp: 0, first: 0, latest: undefined, lastWrite: 0 }
     if (encodedKeys.size >= MAX_ENCODED_KEYS) encodedKeys.clear()
     encodedKeys.set(name, known)
   }
@@ -375,12 +382,90 @@ let leanSpanStamp = 0
 /** Each write's encoded name, for the second pass over a lean span's attributes (reused). */
 const writtenKeys: EncodedKey[] = []
 
+/** A shape's value that matches no value: one that was not remembered (see `rememberable`). */
+const UNMATCHED: unique symbol = Symbol('unmatched')
+
+/**
+ * How a lean span's attributes were last encoded, for the next span written the same way (the
+ * same names in the same order): the gateway's spans are, on every request, and carry most of
+ * their values again too (operation, route, provider, workspace, model, status). Such a span's
+ * KeyValues are copied from here a run at a time, and only the values that differ are encoded.
+ */
+interface SpanShape {
+  /** The span's attribute writes, by name, in order: a span with the same list has the same KeyValues. */
+  readonly names: readonly string[]
+  /** Per KeyValue, in order: the write that gives its value (a name's last) and the name's entry. */
+  readonly valueWrites: readonly number[]
+  readonly keys: readonly EncodedKey[]
+  /** Per KeyValue: the value encoded last (`UNMATCHED` when not remembered). */
+  readonly values: Array<AttributeValue | typeof UNMATCHED>
+  /** The KeyValues as encoded last, tags included, and where each starts (one more entry: the end). */
+  bytes: Buffer
+  readonly offsets: number[]
+}
+
+/**
+ * Shapes by their first attribute name (a constant, its hash already known, where the span's name
+ * is built per request), the newest first: spans of several kinds and names start alike.
+ */
+const spanShapes = new Map<string, SpanShape[]>()
+const SHAPES_PER_NAME = 8
+/** Names come from callers too (a caller's span attributes): past this many, the map starts over. */
+const MAX_SHAPED_NAMES = 256
+
+function sameNames(names: readonly string[], shape: SpanShape): boolean {
+  const known = shape.names
+  if (known.length !== names.length) return false
+  for (let index = 0; index < names.length; index++) if (names[index] !== known[index]) return false
+  return true
+}
+
+/** Whether an attribute value is the one a shape encoded: the same primitive, or an array of the same primitives. */
+function sameValue(value: AttributeValue | undefined, known: AttributeValue | typeof UNMATCHED | undefined): boolean {
+  if (value === known) return true
+  if (!Array.isArray(value) || !Array.isArray(known) || value.length !== known.length) return false
+  for (let index = 0; index < value.length; index++) if (value[index] !== known[index]) return false
+  return true
+}
+
+function shapeValue(value: AttributeValue | undefined): AttributeValue | typeof UNMATCHED {
+  if (rememberable(value)) return value
+  // Arrays are copied when set (lean-span.ts), so the span's own one stays as it was encoded.
+  return Array.isArray(value) && value.length <= 16 && value.every(rememberable) ? value : UNMATCHED
+}
+
 /**
  * A lean span's attributes (lean-span.ts), read from its arrays of writes: each name once, where
- * it was first written, with the value written last (as the SDK's span object holds them). The
- * first pass finds that through the names' entries, looked up for their encoding anyway.
+ * it was first written, with the value written last (as the SDK's span object holds them). When a
+ * span was written the same way before, from its shape (`SpanShape`); otherwise
+ * by two passes, the first finding first writes and last values through the names' entries,
+ * looked up for their encoding anyway. Either way the shape is what this span encoded.
  */
 function spanKeyValues(out: ProtoBuffer, field: number, span: LeanSpan): void {
+  const names = span.attributeNames
+  if (names.length === 0) return
+  let shapes = spanShapes.get(names[0]!)
+  if (shapes !== undefined) {
+    for (let index = 0; index < shapes.length; index++) {
+      const shape = shapes[index]!
+      if (!sameNames(names, shape)) continue
+      encodeFromShape(out, field, span.attributeValues, shape)
+      return
+    }
+  }
+  const start = out.pos
+  const shape = encodeAndShape(out, field, span)
+  keepBytes(shape, out, start)
+  if (shapes === undefined) {
+    if (spanShapes.size >= MAX_SHAPED_NAMES) spanShapes.clear()
+    shapes = []
+    spanShapes.set(names[0]!, shapes)
+  }
+  shapes.unshift(shape)
+  if (shapes.length > SHAPES_PER_NAME) shapes.pop()
+}
+
+function encodeAndShape(out: ProtoBuffer, field: number, span: LeanSpan): SpanShape {
   const names = span.attributeNames
   const values = span.attributeValues
   const stamp = ++leanSpanStamp
@@ -391,12 +476,64 @@ function spanKeyValues(out: ProtoBuffer, field: number, span: LeanSpan): void {
       known.first = index
     }
     known.latest = values[index]
+    known.lastWrite = index
     writtenKeys[index] = known
   }
+  const shape: SpanShape = { names: names.slice(), valueWrites: [], keys: [], values: [], bytes: EMPTY_BYTES, offsets: [] }
+  const start = out.pos
   for (let index = 0; index < names.length; index++) {
     const known = writtenKeys[index]!
-    if (known.first === index) keyValue(out, field, known, known.latest)
+    if (known.first !== index) continue
+    ;(shape.valueWrites as number[]).push(known.lastWrite)
+    ;(shape.keys as EncodedKey[]).push(known)
+    shape.values.push(shapeValue(known.latest))
+    shape.offsets.push(out.pos - start)
+    keyValue(out, field, known, known.latest)
   }
+  shape.offsets.push(out.pos - start)
+  return shape
+}
+
+const EMPTY_BYTES = Buffer.alloc(0)
+
+/**
+ * Copies a shape's unchanged KeyValues a run at a time and encodes the others, moving the shape on
+ * to this span's values and bytes. `offsets` is rewritten in place: each entry is read before it is
+ * written, and a run's start is kept in `runFrom`.
+ */
+function encodeFromShape(out: ProtoBuffer, field: number, values: readonly AttributeValue[], shape: SpanShape): void {
+  const start = out.pos
+  const { valueWrites, keys, offsets } = shape
+  const bytes = shape.bytes
+  const count = keys.length
+  let runFrom = -1
+  for (let index = 0; index < count; index++) {
+    const value = values[valueWrites[index]!]
+    const offset = offsets[index]!
+    if (sameValue(value, shape.values[index])) {
+      if (runFrom === -1) runFrom = offset
+      offsets[index] = out.pos - start + offset - runFrom
+      continue
+    }
+    if (runFrom !== -1) {
+      out.append(bytes, runFrom, offset)
+      runFrom = -1
+    }
+    offsets[index] = out.pos - start
+    keyValue(out, field, keys[index]!, value)
+    shape.values[index] = shapeValue(value)
+  }
+  const end = offsets[count]!
+  if (runFrom !== -1) out.append(bytes, runFrom, end)
+  offsets[count] = out.pos - start
+  keepBytes(shape, out, start)
+}
+
+/** The shape's copy of what was just written from `start` (its buffer reused when large enough). */
+function keepBytes(shape: SpanShape, out: ProtoBuffer, start: number): void {
+  const length = out.pos - start
+  if (shape.bytes.length < length) shape.bytes = Buffer.allocUnsafe(Math.max(length, 2 * shape.bytes.length))
+  shape.bytes.set(byteRange(out.bytes, start, out.pos))
 }
 
 function count(out: ProtoBuffer, field: number, value: number): void {
