@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { rememberRawJson } from '../core/raw-json.ts'
+import { RawJson, rememberRawJson } from '../core/raw-json.ts'
 import { loggableJson, MAX_BODY_CHARS, REDACTED, redactValue } from './redact.ts'
 
 describe('redactValue', () => {
@@ -65,5 +65,12 @@ describe('loggableJson', () => {
     const secretAnswer = JSON.parse(secret) as unknown
     rememberRawJson(secretAnswer, secret)
     expect(loggableJson(secretAnswer)).toBe(`{"note":"my key is ${REDACTED}"}`)
+  })
+  it('reads an answer kept as its text (a cache hit) as the JSON it holds, masked like any other', () => {
+    const clean = '{"id":"chatcmpl-3","choices":[]}'
+    expect(loggableJson(new RawJson(clean))).toBe(clean)
+    expect(loggableJson(new RawJson('{"note":"my key is sk-abcdefghijklmnopqrstuvwx","api_key":"k"}'))).toBe(`{"note":"my key is ${REDACTED}","api_key":"${REDACTED}"}`)
+    // Not JSON after all: logged as the text it is, masked.
+    expect(loggableJson(new RawJson('not json sk-abcdefghijklmnopqrstuvwx'))).toBe(`"not json ${REDACTED}"`)
   })
 })

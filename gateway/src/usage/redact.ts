@@ -5,7 +5,7 @@
  * its size, so one huge upload cannot crowd the log store.
  */
 
-import { toJsonText } from '../core/raw-json.ts'
+import { RawJson, rememberRawJson, toJsonText } from '../core/raw-json.ts'
 
 export const REDACTED = '[REDACTED]'
 export const MAX_BODY_CHARS = 256 * 1024
@@ -97,14 +97,31 @@ function unchangedJson(value: unknown): string | undefined {
 }
 
 /**
+ * An answer held as its text (a cache hit's, core/raw-json.ts `RawJson`), as the JSON it holds, so
+ * that its fields are masked as any body's are (walked as an object, its text was one string, and
+ * a credential field in it went through); remembered with its text for `unchangedJson`. Text that
+ * is not JSON is logged as a string.
+ */
+function heldJson(text: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    rememberRawJson(parsed, text)
+    return parsed
+  } catch {
+    return text
+  }
+}
+
+/**
  * What a usage record carries of a body, as JSON text: redacted, and replaced by a note of its
  * size when longer than MAX_BODY_CHARS, so one huge upload cannot crowd the log store; null
  * without a body. Text, so that the record's line takes it as it is instead of serialising twice.
  */
 export function loggableJson(value: unknown): string | null {
   if (value === null || value === undefined) return null
-  const redacted = redactValue(value)
-  const text = redacted === value ? unchangedJson(value) : (JSON.stringify(redacted) as string | undefined)
+  const body = value instanceof RawJson ? heldJson(value.text) : value
+  const redacted = redactValue(body)
+  const text = redacted === body ? unchangedJson(body) : (JSON.stringify(redacted) as string | undefined)
   if (text === undefined) return null
   return text.length > MAX_BODY_CHARS ? `{"truncated":true,"chars":${text.length}}` : text
 }
