@@ -26,6 +26,15 @@ export function toJsonText(value: unknown): string {
   return (typeof value === 'object' && value !== null ? rawText.get(value) : undefined) ?? JSON.stringify(value)
 }
 
+/** A text's JSON value, or the text itself when it is not JSON (an error body, a held answer gone bad). */
+export function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 /** A chunk's value, parsing a relayed one. */
 export function chunkValue(chunk: unknown): unknown {
   return chunk instanceof RawJson ? JSON.parse(chunk.text) : chunk

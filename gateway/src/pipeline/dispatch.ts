@@ -12,7 +12,7 @@ import { decodeFrameBatches } from '../upstream/framing/index.ts'
 import { SseRelayReader, type RelayedRead } from '../upstream/framing/sse-relay.ts'
 import { sendUpstreamBuffered, sendUpstreamStreamed, transportError } from '../upstream/transport.ts'
 import { errorFromProvider } from '../upstream/provider-errors.ts'
-import { RawJson, rememberRawJson } from '../core/raw-json.ts'
+import { jsonOrText, RawJson, rememberRawJson } from '../core/raw-json.ts'
 import { SseBytes } from '../core/relayed-events.ts'
 import type { RouteTarget } from '../routing/target.ts'
 
@@ -52,14 +52,6 @@ export interface StreamAttemptOptions extends AttemptOptions {
 }
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024
-
-function jsonOrText(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
 
 /** An error answer, bounded: JSON when it parses, else its text. */
 export async function readErrorBody(response: { body: AsyncIterable<Uint8Array> }): Promise<unknown> {

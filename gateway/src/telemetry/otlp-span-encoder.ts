@@ -298,11 +298,9 @@ interface EncodedKey {
   repeats: number
   /** The KeyValue's content, once `value` came REPEATS_REMEMBERED times in a row; null until then. */
   pair: Buffer | null
-  /** While a lean span is encoded: the span (its stamp), where the name was first written, and its last value. */
+  /** While a lean span is encoded: the span (its stamp), and the name's first and last writes in it. */
   stamp: number
   first: number
-  latest: AttributeValue | undefined
-  /** The write that gave `latest`. */
   lastWrite: number
 }
 const REPEATS_REMEMBERED = 3
@@ -315,7 +313,7 @@ function encodedKey(name: string): EncodedKey {
   if (known === undefined) {
     scratch.reset()
     scratch.string(1, name)
-    known = { name: Buffer.from(scratch.written()), value: undefined, repeats: 0, pair: null, stamp: 0, first: 0, latest: undefined, lastWrite: 0 }
+    known = { name: Buffer.from(scratch.written()), value: undefined, repeats: 0, pair: null, stamp: 0, first: 0, lastWrite: 0 }
     if (encodedKeys.size >= MAX_ENCODED_KEYS) encodedKeys.clear()
     encodedKeys.set(name, known)
   }
@@ -453,9 +451,7 @@ function spanKeyValues(out: ProtoBuffer, field: number, span: LeanSpan): void {
       return
     }
   }
-  const start = out.pos
   const shape = encodeAndShape(out, field, span)
-  keepBytes(shape, out, start)
   if (shapes === undefined) {
     if (spanShapes.size >= MAX_SHAPED_NAMES) spanShapes.clear()
     shapes = []
@@ -475,7 +471,6 @@ function encodeAndShape(out: ProtoBuffer, field: number, span: LeanSpan): SpanSh
       known.stamp = stamp
       known.first = index
     }
-    known.latest = values[index]
     known.lastWrite = index
     writtenKeys[index] = known
   }
@@ -484,13 +479,15 @@ function encodeAndShape(out: ProtoBuffer, field: number, span: LeanSpan): SpanSh
   for (let index = 0; index < names.length; index++) {
     const known = writtenKeys[index]!
     if (known.first !== index) continue
+    const value = values[known.lastWrite]
     ;(shape.valueWrites as number[]).push(known.lastWrite)
     ;(shape.keys as EncodedKey[]).push(known)
-    shape.values.push(shapeValue(known.latest))
+    shape.values.push(shapeValue(value))
     shape.offsets.push(out.pos - start)
-    keyValue(out, field, known, known.latest)
+    keyValue(out, field, known, value)
   }
   shape.offsets.push(out.pos - start)
+  keepBytes(shape, out, start)
   return shape
 }
 

@@ -5,7 +5,7 @@
  * its size, so one huge upload cannot crowd the log store.
  */
 
-import { RawJson, rememberRawJson, toJsonText } from '../core/raw-json.ts'
+import { jsonOrText, RawJson, rememberRawJson, toJsonText } from '../core/raw-json.ts'
 
 export const REDACTED = '[REDACTED]'
 export const MAX_BODY_CHARS = 256 * 1024
@@ -102,14 +102,10 @@ function unchangedJson(value: unknown): string | undefined {
  * a credential field in it went through); remembered with its text for `unchangedJson`. Text that
  * is not JSON is logged as a string.
  */
-function heldJson(text: string): unknown {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    rememberRawJson(parsed, text)
-    return parsed
-  } catch {
-    return text
-  }
+function heldJson(held: RawJson): unknown {
+  const parsed = jsonOrText(held.text)
+  rememberRawJson(parsed, held.text)
+  return parsed
 }
 
 /**
@@ -119,7 +115,7 @@ function heldJson(text: string): unknown {
  */
 export function loggableJson(value: unknown): string | null {
   if (value === null || value === undefined) return null
-  const body = value instanceof RawJson ? heldJson(value.text) : value
+  const body = value instanceof RawJson ? heldJson(value) : value
   const redacted = redactValue(body)
   const text = redacted === body ? unchangedJson(body) : (JSON.stringify(redacted) as string | undefined)
   if (text === undefined) return null
