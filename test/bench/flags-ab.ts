@@ -12,7 +12,12 @@
  * each arm's median over all its measurements, each process's own median, and the median over
  * rounds of (B − A) within a round, which a slow minute hits on both sides alike.
  *
- *   node test/bench/flags-ab.ts --a="--max-semi-space-size=4" --b="--max-semi-space-size=8" [--processes 3] [--rounds 4] [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare]
+ *   node test/bench/flags-ab.ts --a="--max-semi-space-size=4" --b="--max-semi-space-size=8" [--processes 3] [--rounds 4] [--variant plain|metering|trace0|trace100|limits] [--target gatehouse|bare] [--stream]
+ *   node test/bench/flags-ab.ts --b-env="MALLOC_ARENA_MAX=1"
+ *
+ * `--a-env`/`--b-env` add environment variables (space-separated NAME=value) to one arm's servers,
+ * over the image's (SERVER_ENV): an A/B of the C library's allocator settings, or of a preloaded
+ * allocator. An arm without `--a`/`--b` runs with the servers' own flags.
  *
  * `--target bare` runs the A/B on the bare Node proxy (bare-proxy.ts) instead: a flag that helps
  * both servers alike moves make bench's ratios less than its CPU figures.
@@ -26,7 +31,7 @@ import { TURN_MS, type LoadResult, type TargetRequest } from './load.ts'
 import { Loader } from './loader.ts'
 import { hasTaskset, killAllNow, LOADER_CORE, pin, SERVER_CORE, startNode, stopAll } from './processes.ts'
 import { median } from './report.ts'
-import { bareProxyArgs, benchGatewayScript, serverArgs, serverEnv, warmCompileCache } from './server-env.ts'
+import { bareProxyArgs, benchGatewayScript, serverArgs, serverEnv, serverNodeFlags, warmCompileCache } from './server-env.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const CONNECTIONS = 50
@@ -35,16 +40,34 @@ const { values: flags } = parseArgs({
   options: {
     a: { type: 'string' },
     b: { type: 'string' },
+    'a-env': { type: 'string', default: '' },
+    'b-env': { type: 'string', default: '' },
     processes: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '4' },
     variant: { type: 'string', default: 'plain' },
     target: { type: 'string', default: 'gatehouse' },
     'duration-s': { type: 'string', default: '4' },
+    // The stream-sat load instead (streamed answers, 20 chunks).
+    stream: { type: 'boolean', default: false },
   },
 })
-if (flags.a === undefined || flags.b === undefined) throw new Error(`usage: --a="<V8 flags>" --b="<V8 flags>" [--processes 3] [--rounds 4] [--variant ${BENCH_VARIANTS.join('|')}] [--target gatehouse|bare]`)
-const arms = { A: flags.a.split(' ').filter(Boolean), B: flags.b.split(' ').filter(Boolean) } as const
+if (flags.a === undefined && flags.b === undefined && !flags['a-env'] && !flags['b-env']) {
+  throw new Error(`usage: [--a="<V8 flags>"] [--b="<V8 flags>"] [--a-env="NAME=value"] [--b-env="NAME=value"] [--processes 3] [--rounds 4] [--variant ${BENCH_VARIANTS.join('|')}] [--target gatehouse|bare] [--stream]`)
+}
+/** An arm's flags: as given, or the servers' own (SERVER_NODE_FLAGS) when only the environment differs. */
+const armFlags = (given: string | undefined): readonly string[] => (given === undefined ? serverNodeFlags() : given.split(' ').filter(Boolean))
+const arms = { A: armFlags(flags.a), B: armFlags(flags.b) } as const
 type Arm = keyof typeof arms
+
+/** `NAME=value NAME=value` as environment variables. */
+function envAssignments(text: string): Record<string, string> {
+  return Object.fromEntries(text.split(' ').filter(Boolean).map((assignment) => {
+    const equals = assignment.indexOf('=')
+    if (equals <= 0) throw new Error(`--a-env/--b-env take NAME=value pairs, got '${assignment}'`)
+    return [assignment.slice(0, equals), assignment.slice(equals + 1)]
+  }))
+}
+const armEnv: Record<Arm, Record<string, string>> = { A: envAssignments(flags['a-env']!), B: envAssignments(flags['b-env']!) }
 const processes = Number(flags.processes)
 const rounds = Number(flags.rounds)
 const variant = benchVariant(flags.variant!)
@@ -70,20 +93,21 @@ async function main(): Promise<void> {
   const simulator = await startNode<{ url: string; baseUrl: string }>('simulator', [join(ROOT, 'test/simulators/cli.ts'), 'openai', '--chunks', '20', '--api-key', 'any'])
   const sink = variant === 'plain' || variant === 'limits' ? null : await startNode<{ url: string }>('loopback-sink', [join(ROOT, 'test/bench/loopback-sink.ts')])
   const limits = variant === 'limits' ? benchLimits() : null
-  const env = serverEnv(ROOT, variantEnv(variant, sink?.ready.url ?? null, limits?.env))
+  const baseEnv = serverEnv(ROOT, variantEnv(variant, sink?.ready.url ?? null, limits?.env))
+  const envOf = (arm: Arm): NodeJS.ProcessEnv => ({ ...baseEnv, ...armEnv[arm] })
   try {
     const started: Gateway[] = []
     for (let instance = 1; instance <= processes; instance++) {
       for (const arm of Object.keys(arms) as Arm[]) {
         if (target === 'bare') {
-          const proxy = await startNode<{ url: string }>(`bare ${arm}${instance}`, bareProxyArgs(ROOT, simulator.ready.url, arms[arm]), { env })
+          const proxy = await startNode<{ url: string }>(`bare ${arm}${instance}`, bareProxyArgs(ROOT, simulator.ready.url, arms[arm]), { env: envOf(arm) })
           const headers = { 'content-type': 'application/json', authorization: 'Bearer any', ...FEATURE_METADATA_HEADER }
-          started.push({ arm, instance, pid: proxy.pid, target: { origin: proxy.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody() } })
+          started.push({ arm, instance, pid: proxy.pid, target: { origin: proxy.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody(flags.stream) } })
           continue
         }
-        const gateway = await startNode<{ url: string; workspaceKey: string; provider: string }>(`gatehouse ${arm}${instance}`, serverArgs(script, ['--upstream', simulator.ready.baseUrl, '--features', variantFeatures(variant)], arms[arm]), { env, timeoutMs: 120_000 })
+        const gateway = await startNode<{ url: string; workspaceKey: string; provider: string }>(`gatehouse ${arm}${instance}`, serverArgs(script, ['--upstream', simulator.ready.baseUrl, '--features', variantFeatures(variant)], arms[arm]), { env: envOf(arm), timeoutMs: 120_000 })
         const headers = { 'content-type': 'application/json', authorization: `Bearer ${gateway.ready.workspaceKey}`, 'x-gateway-provider': `@${gateway.ready.provider}`, ...FEATURE_METADATA_HEADER }
-        started.push({ arm, instance, pid: gateway.pid, target: { origin: gateway.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody() } })
+        started.push({ arm, instance, pid: gateway.pid, target: { origin: gateway.ready.url, path: '/v1/chat/completions', headers, body: benchChatBody(flags.stream) } })
       }
     }
     const loader = new Loader()
@@ -92,7 +116,7 @@ async function main(): Promise<void> {
       pin(loader.child.pid!, LOADER_CORE)
       for (const pid of [simulator.pid, ...(sink ? [sink.pid] : []), ...started.map((gateway) => gateway.pid)]) pin(pid, SERVER_CORE)
     }
-    console.log(`flags A: ${arms.A.join(' ')}\nflags B: ${arms.B.join(' ')}\n${processes} processes each, ${target === 'bare' ? 'the bare proxy' : `variant ${variant}`}, ${rounds} rounds of ${durationMs / 1000} s, ${CONNECTIONS} connections${hasTaskset() ? ', layout B (run.ts)' : ', unpinned'}`)
+    console.log(`flags A: ${arms.A.join(' ')}${flags['a-env'] ? ` env ${flags['a-env']}` : ''}\nflags B: ${arms.B.join(' ')}${flags['b-env'] ? ` env ${flags['b-env']}` : ''}\n${processes} processes each, ${target === 'bare' ? 'the bare proxy' : `variant ${variant}`}, ${rounds} rounds of ${durationMs / 1000} s, ${CONNECTIONS} connections${hasTaskset() ? ', layout B (run.ts)' : ', unpinned'}`)
     for (const gateway of started) {
       const warm = await warmUntilSteady((job) => loader.run(job), gateway.target, gateway, CONNECTIONS)
       console.log(`  warm-up ${gateway.arm}${gateway.instance}: ${warm.requests} requests, ${warm.firstCpuUs?.toFixed(0)} → ${warm.lastCpuUs?.toFixed(0)} µs${warm.steady ? '' : ' (not steady)'}`)
@@ -105,7 +129,7 @@ async function main(): Promise<void> {
       const results = await loader.runAlternating({
         mode: 'alternating',
         targets: order.map((gateway) => ({ target: gateway.target, watch: [{ name: 'server', pid: gateway.pid }] })),
-        connections: CONNECTIONS, sliceMs: TURN_MS, warmupMs: 1000, durationMs, stream: false,
+        connections: CONNECTIONS, sliceMs: TURN_MS, warmupMs: 1000, durationMs, stream: flags.stream!,
       })
       for (const [index, gateway] of order.entries()) {
         const result = results[index]!
