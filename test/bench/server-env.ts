@@ -5,15 +5,16 @@
  *  - the servers' V8 flags (SERVER_NODE_FLAGS) on the command line; BENCH_SERVER_NODE_FLAGS replaces
  *    them for every measured server alike, for an A/B of a flag (`--max-semi-space-size=16`);
  *  - the heap a container of the chart's gateway would give it (CONTAINER_HEAP_FLAGS);
- *  - the image's environment (SERVER_ENV: glibc's malloc arenas);
+ *  - the image's environment (SERVER_ENV: the allocators' settings) and its allocator, jemalloc
+ *    preloaded (`serverAllocator`: where this machine has Debian's libjemalloc2);
  *  - a warm compile cache (NODE_COMPILE_CACHE). The image warms one at build time, so a served
  *    process never loads Node's TypeScript stripper; without it every `.ts` process here did, about
  *    10 to 15 MB resident (its WebAssembly module and a 3.6 MB source string in the heap).
  *    `warmCompileCache` starts each server once to fill the cache before the measured start.
  */
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
+import { SERVER_ALLOCATOR_PATH, SERVER_ENV, SERVER_NODE_FLAGS } from '../../operator/src/cli/node-flags.ts'
 import { bundle } from '../../operator/scripts/bundle.ts'
 import { startNode, stopAll } from './processes.ts'
 
@@ -61,9 +62,24 @@ export function withoutOtel(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')))
 }
 
-/** The environment of a measured server: the image's, tracing off. */
+/** Debian's directory of shared libraries for this machine's architecture. */
+const MULTIARCH_DIRECTORY = `${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`
+
+/**
+ * The library the image preloads into its servers (jemalloc, SERVER_ALLOCATOR_PATH) on this
+ * machine: at the image's path, or in Debian's library directories (libjemalloc2, which Debian's
+ * redis-server also installs). Null where it is absent: the servers then run on glibc's malloc,
+ * whose resident memory under load is not the image's (describeServerRuntime says so).
+ */
+export function serverAllocator(exists: (path: string) => boolean = existsSync): string | null {
+  const candidates = [SERVER_ALLOCATOR_PATH, ...['/usr/lib', '/lib'].map((directory) => `${directory}/${MULTIARCH_DIRECTORY}/libjemalloc.so.2`)]
+  return candidates.find((path) => exists(path)) ?? null
+}
+
+/** The environment of a measured server: the image's (its allocator preloaded where this machine has it), tracing off. */
 export function serverEnv(root: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...withoutOtel(env), ...SERVER_ENV, NODE_COMPILE_CACHE: compileCacheDir(root) }
+  const allocator = serverAllocator()
+  return { ...withoutOtel(env), ...SERVER_ENV, ...(allocator === null ? {} : { LD_PRELOAD: allocator }), NODE_COMPILE_CACHE: compileCacheDir(root) }
 }
 
 /** The measured servers' V8 flags: the image's, or BENCH_SERVER_NODE_FLAGS (space-separated) when set. */
@@ -85,7 +101,9 @@ export function bareProxyArgs(root: string, upstreamUrl: string, nodeFlags: read
 /** One line for the run's header: how every measured server runs. */
 export function describeServerRuntime(): string {
   const env = Object.entries(SERVER_ENV).map(([name, value]) => `${name}=${value}`).join(' ')
-  return `servers (bare proxy and Gatehouse alike): node ${[...serverNodeFlags(), ...CONTAINER_HEAP_FLAGS].join(' ')} (old generation as in a ${CHART_GATEWAY_MEMORY_LIMIT_MIB} MiB container), ${env}, warm compile cache`
+  const allocator = serverAllocator()
+  const preload = allocator === null ? 'glibc\'s malloc (no libjemalloc.so.2 here: the image preloads it, so RSS under load is not the image\'s)' : `LD_PRELOAD=${allocator}`
+  return `servers (bare proxy and Gatehouse alike): node ${[...serverNodeFlags(), ...CONTAINER_HEAP_FLAGS].join(' ')} (old generation as in a ${CHART_GATEWAY_MEMORY_LIMIT_MIB} MiB container), ${preload}, ${env}, warm compile cache`
 }
 
 /**

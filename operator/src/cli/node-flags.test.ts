@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { IMAGE_COMMAND_SCRIPT, SIDECAR_NODE_FLAGS } from '../webhook/inject.ts'
-import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
+import { IMAGE_COMMAND_SCRIPT, SIDECAR_ENV, SIDECAR_NODE_FLAGS } from '../webhook/inject.ts'
+import { EMBEDDED_NODE_FLAGS, missingNodeFlags, SERVER_ALLOCATOR_PATH, SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.ts'
 
 const root = new URL('../../../', import.meta.url)
 
@@ -24,6 +24,18 @@ describe('node flags of the servers', () => {
     const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
     const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
     for (const [name, value] of Object.entries(SERVER_ENV)) expect(runtimeStage).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'))
+  })
+
+  // Break tried: the symlink's path changed in the Dockerfile alone failed it.
+  it('the image preloads jemalloc into its servers from the path it links, and the sidecar opts out', async () => {
+    const dockerfile = await readFile(new URL('Dockerfile', root), 'utf8')
+    const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
+    expect(runtimeStage).toMatch(new RegExp(`^ENV LD_PRELOAD=${SERVER_ALLOCATOR_PATH}$`, 'm'))
+    expect(runtimeStage).toMatch(/apt-get install -y --no-install-recommends libjemalloc2/)
+    expect(runtimeStage).toContain(`ln -s "$(find /usr/lib -name libjemalloc.so.2 -print -quit)" ${SERVER_ALLOCATOR_PATH}`)
+    // Installed and linked before the image drops to its unprivileged user.
+    expect(runtimeStage.indexOf('libjemalloc2')).toBeLessThan(runtimeStage.indexOf('\nUSER '))
+    expect(SIDECAR_ENV.LD_PRELOAD).toBe('')
   })
 
   it("the image warms the sidecar's compile cache with the sidecar's flags", async () => {

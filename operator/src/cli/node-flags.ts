@@ -36,12 +36,34 @@
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--no-allocation-site-pretenuring', '--use-largepages=silent']
 
 /**
- * Environment of every server in the image (the Dockerfile's `ENV`). glibc gives each thread that
- * allocates while another holds the lock an arena of its own, up to 8 per core, and keeps what is
- * freed there resident: V8's compiler and GC threads left four to five arenas of 3 to 16 MB each
- * under `make bench`'s load. Two arenas cut the gateway's RSS under load by about 15 MB.
+ * Where the image links jemalloc (Debian's libjemalloc2), the allocator it preloads into every
+ * server (Dockerfile: `ENV LD_PRELOAD`; the sidecar opts out, operator/src/webhook/inject.ts
+ * SIDECAR_ENV). Under `make bench`'s load glibc's malloc kept 17 to 48 MB of freed memory in its
+ * two arenas (malloc_info from gdb; malloc_trim(0) then gave 15 to 39 MB back at once): freed
+ * blocks between live ones, which glibc returns only from the top of a heap. The same load left
+ * the gateway at 141 to 169 MB resident from one process to the next (eight processes,
+ * 2026-12-08); with jemalloc (SERVER_ENV's MALLOC_CONF) 128 to 129 MB, peaks 133 and 136 MB.
+ * CPU per request (test/bench/flags-ab.ts, three processes an arm, four rounds): 4.9 µs less
+ * non-streaming (rounds −8.6 to +0.4), 3.9 µs more streaming (+3.1 to +5.1, about 2 %).
  */
-export const SERVER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' }
+export const SERVER_ALLOCATOR_PATH = '/usr/local/lib/libjemalloc.so.2'
+
+/**
+ * Environment of every server in the image (the Dockerfile's `ENV`).
+ *  - MALLOC_CONF configures jemalloc (SERVER_ALLOCATOR_PATH): two arenas like glibc's below, and
+ *    freed pages given back to the kernel after 500 ms (`dirty_decay_ms`) without the lazy middle
+ *    stage (`muzzy`). Under the same load jemalloc's default 10 s peaked at 166 MB, 1 s at 146 to
+ *    148 MB; 0 ms (given back at once) peaked as low as 500 ms, for 6.7 µs more CPU a request.
+ *    Its background purging thread (`background_thread`) gave back later: a 148 MB peak.
+ *  - MALLOC_ARENA_MAX for glibc's malloc, where jemalloc is not preloaded (the sidecar): glibc
+ *    gives each thread that allocates while another holds the lock an arena of its own, up to 8 per
+ *    core, and keeps what is freed there resident; two arenas cut the gateway's RSS under load by
+ *    about 15 MB before jemalloc.
+ */
+export const SERVER_ENV: Readonly<Record<string, string>> = {
+  MALLOC_CONF: 'narenas:2,dirty_decay_ms:500,muzzy_decay_ms:0',
+  MALLOC_ARENA_MAX: '2',
+}
 
 /**
  * `start` on the embedded PGlite database, instead. V8's optimising WebAssembly compiler held 300

@@ -53,11 +53,15 @@ export const SIDECAR_NODE_FLAGS: readonly string[] = ['--liftoff-only', '--max-o
  *    go (its default). Idle after start 79 -> 76.5 MB, and after 4,000 chat completions 125-143 ->
  *    103-109 MB, for about 10 % more CPU per request in that run (test/bench/sidecar-start.ts;
  *    docs/sidecar.md). A sidecar's budget is memory; a central gateway keeps glibc's defaults.
+ *  - No jemalloc (the image preloads it into servers, cli/node-flags.ts SERVER_ALLOCATOR_PATH):
+ *    idle after start it held 80.5 to 83.4 MB against glibc's 77.0 (sidecar-start.ts, medians of
+ *    3, 2026-12-08), where glibc with the settings above already keeps one pod's traffic low.
  */
 export const SIDECAR_ENV: Readonly<Record<string, string>> = {
   NODE_OPTIONS: '--max-semi-space-size=1',
   MALLOC_MMAP_THRESHOLD_: '32768',
   MALLOC_TRIM_THRESHOLD_: '32768',
+  LD_PRELOAD: '',
 }
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal']
 /** Kubernetes resource quantity (e.g. 50m, 64Mi, 0.5). */
