@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readCallgrindDump, readDumpTotals } from './callgrind-dump.ts'
+import { readCallgrindDump, readDumpTotals, runtimeLiteralKeyInstructions } from './callgrind-dump.ts'
 
 // A dump as callgrind writes it: compressed names, a call whose inclusive cost is not the caller's.
 const DUMP = `# callgrind format
@@ -49,5 +49,17 @@ describe('readDumpTotals', () => {
   it('falls back to the summary line, and refuses a dump with neither', () => {
     expect(readDumpTotals(DUMP)).toEqual({ Ir: 1000 })
     expect(() => readDumpTotals('version: 1\n')).toThrow(/no events/)
+  })
+})
+
+describe('runtimeLiteralKeyInstructions', () => {
+  it('sums the self instructions of V8\'s runtime for object-literal keys, and nothing else', () => {
+    const dump = `${DUMP}fn=(8) v8::internal::Runtime_DefineKeyedOwnPropertyInLiteral(int, unsigned long*, v8::internal::Isolate*)
+4 900
+fn=(9) v8::internal::Runtime_DefineKeyedOwnPropertyInLiteralX()
+4 5
+`
+    expect(runtimeLiteralKeyInstructions(readCallgrindDump(dump))).toBe(900)
+    expect(runtimeLiteralKeyInstructions(readCallgrindDump(DUMP))).toBe(0)
   })
 })

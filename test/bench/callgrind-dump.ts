@@ -87,3 +87,20 @@ export function readDumpTotals(text: string): Record<string, number> {
   if (!events || !counts) throw new Error('the dump has no events or totals line')
   return Object.fromEntries(events.map((event, index) => [event, counts[index] ?? 0]))
 }
+
+/**
+ * V8's runtime function for a computed key in an object literal. Node's `process.nextTick` builds
+ * each tick object with three symbol keys; when the literal's feedback is monomorphic, optimised
+ * code stores them inline and this function runs a few hundred instructions a request. In some
+ * runs under valgrind (2 of 4 gateway runs, 2026-12-08; never in native CPU profiles of the same
+ * load) that feedback went megamorphic, and each key went through here: about 40,000 more
+ * instructions a request on the request path, with no change in Gatehouse.
+ */
+const RUNTIME_LITERAL_KEY = /^v8::internal::Runtime_DefineKeyedOwnPropertyInLiteral\b/
+
+/** Self instructions in RUNTIME_LITERAL_KEY: over about 1,000 a request, the run hit the slow tick objects above. */
+export function runtimeLiteralKeyInstructions(cost: DumpCost): number {
+  let total = 0
+  for (const [name, instructions] of cost.byFunction) if (RUNTIME_LITERAL_KEY.test(name)) total += instructions
+  return total
+}

@@ -18,7 +18,9 @@
  * `--target bare` counts the bare Node proxy (bare-proxy.ts) the same way: the floor that the
  * streaming target (at most 2 × its CPU per request) is judged against, in instructions.
  * Prints one JSON line: {target, variant, stream, requests, instructionsPerRequest, and its parts:
- * requestPathInstructionsPerRequest, gcInstructionsPerRequest, compilerInstructionsPerRequest}.
+ * requestPathInstructionsPerRequest, gcInstructionsPerRequest, compilerInstructionsPerRequest;
+ * runtimeLiteralKeyInstructionsPerRequest, which says whether the run hit a slow path of V8's
+ * that inflates the request path by about 40,000 (callgrind-dump.ts: a note on stderr then)}.
  * The collector and the optimising compilers run in bursts that move the total by tens of percent
  * between runs (callgrind-dump.ts); compare changes by the request-path part, and say the rest.
  * `--keep-dump` copies the dump to FILE (V8's builtins and GC are named there; JIT code is not).
@@ -36,7 +38,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
-import { readCallgrindDump, readDumpTotals } from './callgrind-dump.ts'
+import { readCallgrindDump, readDumpTotals, runtimeLiteralKeyInstructions } from './callgrind-dump.ts'
 import { startNode, stopAll } from './processes.ts'
 import { FEATURE_METADATA_HEADER } from './feature-scenario.ts'
 import { bareProxyArgs, benchGatewayScript, serverArgs } from './server-env.ts'
@@ -126,6 +128,9 @@ function newestDump(outDir: string, pid: number): string {
   return join(outDir, newest)
 }
 
+/** Above this, a run's tick objects took V8's slow path (callgrind-dump.ts, runtimeLiteralKeyInstructions). */
+const RUNTIME_LITERAL_KEYS_WARNING = 1000
+
 /** The cache and branch models' miss counts (`--cache-sim`), as callgrind names them. */
 const MISS_EVENTS = ['I1mr', 'ILmr', 'D1mr', 'DLmr', 'D1mw', 'DLmw', 'Bcm', 'Bim'] as const
 
@@ -158,12 +163,17 @@ try {
   const perRequest = (instructions: number): number => Math.round(instructions / Number(flags.requests))
   const totals = flags['cache-sim'] ? readDumpTotals(text) : null
   const misses = totals ? { missesPerRequest: Object.fromEntries(MISS_EVENTS.map((event) => [event, perRequest(totals[event] ?? 0)])) } : {}
+  const runtimeLiteralKeys = perRequest(runtimeLiteralKeyInstructions(cost))
+  if (runtimeLiteralKeys > RUNTIME_LITERAL_KEYS_WARNING) {
+    process.stderr.write(`note: ${runtimeLiteralKeys} instructions a request in V8's runtime for object-literal keys: Node's tick objects took the slow path in this run (callgrind-dump.ts); the request path reads about 40,000 high, so run again before comparing\n`)
+  }
   process.stdout.write(JSON.stringify({
     target, variant, stream: flags.stream, requests: Number(flags.requests),
     instructionsPerRequest: perRequest(cost.totalInstructions),
     requestPathInstructionsPerRequest: perRequest(cost.totalInstructions - cost.gcInstructions - cost.compilerInstructions),
     gcInstructionsPerRequest: perRequest(cost.gcInstructions),
     compilerInstructionsPerRequest: perRequest(cost.compilerInstructions),
+    runtimeLiteralKeyInstructionsPerRequest: runtimeLiteralKeys,
     ...redis,
     ...misses,
   }) + '\n')
