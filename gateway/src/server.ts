@@ -42,6 +42,7 @@ import { guardrailFeature } from './pipeline/stages/guardrails.ts'
 import { registerUsageMetrics } from './usage/metrics.ts'
 import { createAccessLog, DEFAULT_ACCESS_LOG, type AccessLogSettings } from './telemetry/access-log.ts'
 import { measureStage } from './pipeline/stages/measure.ts'
+import { holdTickObjectShape } from './core/tick-shape.ts'
 import type { UsageShipper } from './usage/shipper.ts'
 
 export interface GatewayServerOptions {
@@ -107,6 +108,8 @@ function registerMetrics(app: FastifyInstance, own: GatewayMetrics, token: strin
 }
 
 export function buildGatewayServer(options: GatewayServerOptions): FastifyInstance {
+  // Keeps process.nextTick on V8's fast path for the life of the process (core/tick-shape.ts).
+  holdTickObjectShape()
   const app = Fastify({
     loggerInstance: options.logger,
     // Per-request log lines cost CPU on every call; access logs belong to the log sink, not here.

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // Node >= 22.19 runs the TypeScript sources directly (type stripping); there is no build step.
-import { main } from '../src/cli/main.ts'
+import { holdTickObjectShape } from '@gatehouse/gateway/tick-shape'
 
+// Before the rest of the program loads, whose loading already runs full collections
+// (gateway/src/core/tick-shape.ts); hence the import below is a dynamic one.
+holdTickObjectShape()
+const { main } = await import('../src/cli/main.ts')
 await main(process.argv.slice(2))

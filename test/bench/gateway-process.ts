@@ -24,9 +24,15 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { buildGatewayServer, httpUsageTransport, limiterFromEnv, limitsStage, RuntimeHolder, startTracing, startUsageShipping, type GatewayServerOptions } from '@gatehouse/gateway'
-import { generateApiKey, type GatewaySnapshotInput } from '@gatehouse/gateway/snapshot'
-import { buildSnapshot, TEST_PEPPER, WORKSPACE_ID } from '../helpers/gateway.ts'
+import type { GatewayServerOptions } from '@gatehouse/gateway'
+import type { GatewaySnapshotInput } from '@gatehouse/gateway/snapshot'
+import { holdTickObjectShape } from '@gatehouse/gateway/tick-shape'
+
+// As the gatehouse command does (operator/bin/gatehouse.js): before the gateway's modules load.
+holdTickObjectShape()
+const { buildGatewayServer, httpUsageTransport, limiterFromEnv, limitsStage, RuntimeHolder, startTracing, startUsageShipping } = await import('@gatehouse/gateway')
+const { generateApiKey } = await import('@gatehouse/gateway/snapshot')
+const { buildSnapshot, TEST_PEPPER, WORKSPACE_ID } = await import('../helpers/gateway.ts')
 
 const BENCH_PROVIDER_SLUG = 'openai-bench'
 
