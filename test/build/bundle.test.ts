@@ -84,6 +84,16 @@ describe('the production build of the gatehouse command', () => {
     expect(otel.filter((id) => esmTwin(id) !== null)).toEqual([])
   })
 
+  it("holds one of Node's tick objects from the command's first line (gateway/src/core/tick-shape.ts): the bundler keeps the store nothing reads", () => {
+    const probe = `process.argv = [process.argv[0], ${JSON.stringify(script)}, '--help']
+await import(${JSON.stringify(script)})
+setTimeout(() => process.stdout.write('HELD ' + Object.getOwnPropertySymbols(globalThis[Symbol.for('gatehouse.heldTickObject')] ?? {}).length), 10)`
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8', timeout: 60_000 })
+    expect(result.stderr).toBe('')
+    // async_id_symbol, trigger_async_id_symbol and the async context frame's.
+    expect(result.stdout).toMatch(/HELD 3$/)
+  })
+
   it('answers --help and validate as the sources do', () => {
     const help = spawnSync(process.execPath, [script, '--help'], { encoding: 'utf8' })
     expect(help.status).toBe(0)

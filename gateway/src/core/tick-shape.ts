@@ -11,12 +11,12 @@
  * through V8's runtime for good. Node's streams and HTTP code call `nextTick` about eight times a
  * request: in a gateway where it happened, about 5 µs of CPU a request (test/bench/flags-ab.ts,
  * three processes an arm, four rounds, 2026-12-08: 129.6 against 122.8 µs with a tick object held
- * from a preloaded script). `%DebugPrint(process.nextTick)` after 20,000 requests: the caches
- * megamorphic in 6 of 8 bench gateways without a hold, never in the bare Node proxy (no full
- * collections under that load); monomorphic in 16 of 16 with a tick object held from a `--require`
- * preload, and in 9 of 11 with it held from the entry module and refreshed (the program's own
- * loading, before the entry runs, already collects and deoptimises). tick-shape.test.ts reproduces
- * the mechanism with forced deoptimisations and full collections.
+ * from a preloaded script). Bench gateways after 20,000 requests: the caches megamorphic
+ * (`%DebugPrint(process.nextTick)`) in 6 of 8 without a hold, never in the bare Node proxy (no full
+ * collections under that load); V8's runtime call for the literal's keys in `perf` samples
+ * (0.4 to 0.8 %) in 8 of 11 without a hold, in none of 4 with this one (held from the entry
+ * module, as operator/bin/gatehouse.js does) nor of 7 with a tick object held from a preload.
+ * tick-shape.test.ts reproduces the mechanism with forced deoptimisations and full collections.
  *
  * A live tick object holds its hidden class, which holds the classes it was built through; a fresh
  * one is taken every `refreshMs`, in case V8 has since widened a field and moved tick objects onto
@@ -25,11 +25,17 @@
  */
 import { executionAsyncResource } from 'node:async_hooks'
 
-let heldTickObject: object | null = null
+/**
+ * Held on the global object: nothing in the program reads what is held, and the bundler drops
+ * stores that nothing reads, to a module's variable or to its own object's property alike
+ * (rolldown did both: the bundled gateway held nothing); a store to the global object stays.
+ */
+const HELD = Symbol.for('gatehouse.heldTickObject')
+const global = globalThis as unknown as Record<symbol, object | undefined>
 let refresh: NodeJS.Timeout | null = null
 
 function capture(): void {
-  heldTickObject = executionAsyncResource()
+  global[HELD] = executionAsyncResource()
 }
 
 /** Holds the next tick object queued, and a fresh one every `refreshMs` (idempotent; the timer does not keep the process alive). */
@@ -42,5 +48,5 @@ export function holdTickObjectShape(refreshMs = 100): void {
 
 /** The tick object held (null before the first tick after `holdTickObjectShape`). */
 export function heldTickObjectForTests(): object | null {
-  return heldTickObject
+  return global[HELD] ?? null
 }
