@@ -91,14 +91,15 @@ export function readDumpTotals(text: string): Record<string, number> {
 /**
  * V8's runtime function for a computed key in an object literal. Node's `process.nextTick` builds
  * each tick object with three symbol keys; when the literal's feedback is monomorphic, optimised
- * code stores them inline and this function runs a few hundred instructions a request. In some
- * runs under valgrind (2 of 4 gateway runs, 2026-12-08; never in native CPU profiles of the same
- * load) that feedback went megamorphic, and each key went through here: about 40,000 more
- * instructions a request on the request path, with no change in Gatehouse.
+ * code stores them inline and this function runs a few hundred instructions a request. When that
+ * feedback went megamorphic (2 of 4 gateway runs under valgrind, 8 of 11 bench gateways in `perf`,
+ * 2026-12-08), each key went through here: about 40,000 more instructions a request on the
+ * request path. Gatehouse now holds a tick object so that it does not (gateway/src/core/tick-shape.ts);
+ * a run over the threshold says that hold failed.
  */
 const RUNTIME_LITERAL_KEY = /^v8::internal::Runtime_DefineKeyedOwnPropertyInLiteral\b/
 
-/** Self instructions in RUNTIME_LITERAL_KEY: over about 1,000 a request, the run hit the slow tick objects above. */
+/** Self instructions in RUNTIME_LITERAL_KEY: over about 1,000 a request, the run's tick objects took the slow path above. */
 export function runtimeLiteralKeyInstructions(cost: DumpCost): number {
   let total = 0
   for (const [name, instructions] of cost.byFunction) if (RUNTIME_LITERAL_KEY.test(name)) total += instructions

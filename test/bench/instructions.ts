@@ -165,7 +165,7 @@ try {
   const misses = totals ? { missesPerRequest: Object.fromEntries(MISS_EVENTS.map((event) => [event, perRequest(totals[event] ?? 0)])) } : {}
   const runtimeLiteralKeys = perRequest(runtimeLiteralKeyInstructions(cost))
   if (runtimeLiteralKeys > RUNTIME_LITERAL_KEYS_WARNING) {
-    process.stderr.write(`note: ${runtimeLiteralKeys} instructions a request in V8's runtime for object-literal keys: Node's tick objects took the slow path in this run (callgrind-dump.ts); the request path reads about 40,000 high, so run again before comparing\n`)
+    process.stderr.write(`note: ${runtimeLiteralKeys} instructions a request in V8's runtime for object-literal keys: Node's tick objects took the slow path in this run although Gatehouse holds one (callgrind-dump.ts, gateway/src/core/tick-shape.ts); the request path reads about 40,000 high\n`)
   }
   process.stdout.write(JSON.stringify({
     target, variant, stream: flags.stream, requests: Number(flags.requests),

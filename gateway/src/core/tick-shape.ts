@@ -31,11 +31,11 @@ import { executionAsyncResource } from 'node:async_hooks'
  * (rolldown did both: the bundled gateway held nothing); a store to the global object stays.
  */
 const HELD = Symbol.for('gatehouse.heldTickObject')
-const global = globalThis as unknown as Record<symbol, object | undefined>
+const globalSlots = globalThis as unknown as Record<symbol, object | undefined>
 let refresh: NodeJS.Timeout | null = null
 
 function capture(): void {
-  global[HELD] = executionAsyncResource()
+  globalSlots[HELD] = executionAsyncResource()
 }
 
 /** Holds the next tick object queued, and a fresh one every `refreshMs` (idempotent; the timer does not keep the process alive). */
@@ -48,5 +48,5 @@ export function holdTickObjectShape(refreshMs = 100): void {
 
 /** The tick object held (null before the first tick after `holdTickObjectShape`). */
 export function heldTickObjectForTests(): object | null {
-  return global[HELD] ?? null
+  return globalSlots[HELD] ?? null
 }
